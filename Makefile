@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# psi_mod: top-level Makefile. Kbuild (the file named Kbuild) builds the
+# module; this file wraps it and runs the tests.
+#
+#   make demo    boot a psi=0 Debian kernel in QEMU, load psi_mod, watch it
+#   make check   the whole test suite (unit, lint, VM); last line: N passed, N failed
+#   make module  build psi_mod.ko (KVER=<kernel release> or KDIR=<build dir>)
+
+# The kernel to build for: the running one if its headers are installed
+# (a real machine), else the newest installed Debian 6.1 kernel (the one the
+# VM tests boot).
+KVER ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then uname -r; \
+	else ls -d /lib/modules/6.1.*/build 2>/dev/null | sort -V | tail -n 1 | \
+	cut -d/ -f4; fi)
+KDIR ?= /lib/modules/$(KVER)/build
+
+.PHONY: all module clean deps unit lint vm check demo
+
+all: module
+
+module:
+	@test -d "$(KDIR)" || { echo "no kernel build dir at '$(KDIR)': install linux-headers or run 'make deps'"; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
+	rm -rf build tests/unit/bin

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * psi_mod: every difference between the kernel versions psi_mod builds on
+ * lives here, so that the logic files read the same on all of them.
+ */
+#ifndef PSI_MOD_COMPAT_H
+#define PSI_MOD_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/sched.h>
+#include <trace/events/sched.h>
+
+/*
+ * sched_switch gained the prev_state argument in 5.18. psi_mod does not
+ * use it: the state to read is prev's state *at* the tracepoint (a task
+ * with a pending signal was reset to TASK_RUNNING after prev_state was
+ * taken, and stays queued), see psim_task_blocked().
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 18, 0)
+#define PSIM_SWITCH_PROTO(data, preempt, prev, next)			\
+	void *data, bool preempt, struct task_struct *prev,		\
+	struct task_struct *next, unsigned int prev_state
+#else
+#define PSIM_SWITCH_PROTO(data, preempt, prev, next)			\
+	void *data, bool preempt, struct task_struct *prev,		\
+	struct task_struct *next
+#endif
+
+/* task_struct::state became __state in 5.14. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 14, 0)
+#define psim_task_state(p)	READ_ONCE((p)->__state)
+#else
+#define psim_task_state(p)	READ_ONCE((p)->state)
+#endif
+
+/*
+ * Check a probe against the tracepoint's own prototype at compile time: the
+ * register_trace_<tp>() helper that <trace/events/sched.h> declares takes a
+ * pointer to exactly the probe type, and the kernel builds with
+ * -Werror=incompatible-pointer-types. sizeof() keeps the call unevaluated,
+ * so no reference to the (unexported) tracepoint symbol is emitted.
+ */
+#define PSIM_CHECK_PROBE(tp, fn)	((void)sizeof(register_trace_##tp(fn, NULL)))
+
+#endif /* PSI_MOD_COMPAT_H */

@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * psi_mod: the pure logic of pressure stall accounting.
+ *
+ * Everything in this header is arithmetic on plain structures: no locks, no
+ * clocks, no kernel objects. The module wraps it with per-CPU locking and the
+ * scheduler clock; the user-space unit tests (tests/unit) include it as it is
+ * and check it against hand-computed values and a reference model.
+ *
+ * The reference for every rule here is the kernel's own kernel/sched/psi.c
+ * (test_state(), record_times(), get_recent_times(), collect_percpu_times(),
+ * update_averages(), calc_avgs()) and include/linux/sched/loadavg.h.
+ */
+#ifndef PSI_MOD_LOGIC_H
+#define PSI_MOD_LOGIC_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/math64.h>
+#include <linux/string.h>
+#else
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+static inline u64 div_u64(u64 dividend, u32 divisor)
+{
+	return dividend / divisor;
+}
+#endif
+
+/* Per-CPU task counts, in the kernel's order (enum psi_task_count). */
+enum psim_task_count {
+	PSIM_NR_IOWAIT,
+	PSIM_NR_MEMSTALL,
+	PSIM_NR_RUNNING,
+	PSIM_NR_MEMSTALL_RUNNING,
+	PSIM_NR_COUNTS,
+};
+
+/*
+ * Per-task flags: bit n says the task is counted in count n on the CPU it is
+ * charged to, so a task's flags are exactly the clear mask that takes it off
+ * a CPU. The upper byte of a task word holds its memstall nesting depth.
+ */
+#define PSIM_TSK_IOWAIT			(1U << PSIM_NR_IOWAIT)
+#define PSIM_TSK_MEMSTALL		(1U << PSIM_NR_MEMSTALL)
+#define PSIM_TSK_RUNNING		(1U << PSIM_NR_RUNNING)
+#define PSIM_TSK_MEMSTALL_RUNNING	(1U << PSIM_NR_MEMSTALL_RUNNING)
+#define PSIM_TSK_MASK			((1U << PSIM_NR_COUNTS) - 1)
+#define PSIM_DEPTH_SHIFT		8
+#define PSIM_DEPTH_MAX			0xffU
+
+/* Pressure states, in the kernel's order (enum psi_states, no irq). */
+enum psim_states {
+	PSIM_IO_SOME,
+	PSIM_IO_FULL,
+	PSIM_MEM_SOME,
+	PSIM_MEM_FULL,
+	PSIM_CPU_SOME,
+	PSIM_CPU_FULL,
+	PSIM_NONIDLE,	/* per-CPU only: weighs the CPU in the average */
+	PSIM_NR_STATES,
+};
+
+enum psim_res {
+	PSIM_IO,
+	PSIM_MEM,
+	PSIM_CPU,
+	PSIM_NR_RES,
+};
+
+/* Averaging constants of the kernel's PSI and loadavg. */
+#define PSIM_FSHIFT	11
+#define PSIM_FIXED_1	(1UL << PSIM_FSHIFT)
+#define PSIM_EXP_10s	1677	/* 1/exp(2s/10s) as fixed-point */
+#define PSIM_EXP_60s	1981	/* 1/exp(2s/60s) */
+#define PSIM_EXP_300s	2034	/* 1/exp(2s/300s) */
+#define PSIM_LOAD_INT(x)	((x) >> PSIM_FSHIFT)
+#define PSIM_LOAD_FRAC(x)	PSIM_LOAD_INT(((x) & (PSIM_FIXED_1 - 1)) * 100)
+
+/* The state of one CPU as the scheduler events leave it. */
+struct psim_cpu_state {
+	unsigned int tasks[PSIM_NR_COUNTS];
+	u32 state_mask;		/* bit s: state s is in effect since state_start */
+	u8 oncpu;		/* a non-idle task is running on the CPU */
+	u8 curr_memstall;	/* ... and it is itself stalled on memory */
+	u64 state_start;
+	u32 times[PSIM_NR_STATES];	/* ns spent in each state (wraps) */
+	u32 underflows;		/* clears of a zero count: must stay 0 */
+};
+
+static inline bool psim_test_state(const unsigned int *tasks,
+				   enum psim_states s, bool oncpu)
+{
+	switch (s) {
+	case PSIM_IO_SOME:
+		return tasks[PSIM_NR_IOWAIT];
+	case PSIM_IO_FULL:
+		return tasks[PSIM_NR_IOWAIT] && !tasks[PSIM_NR_RUNNING];
+	case PSIM_MEM_SOME:
+		return tasks[PSIM_NR_MEMSTALL];
+	case PSIM_MEM_FULL:
+		return tasks[PSIM_NR_MEMSTALL] &&
+		       tasks[PSIM_NR_RUNNING] == tasks[PSIM_NR_MEMSTALL_RUNNING];
+	case PSIM_CPU_SOME:
+		return tasks[PSIM_NR_RUNNING] > oncpu;
+	case PSIM_CPU_FULL:
+		return tasks[PSIM_NR_RUNNING] && !oncpu;
+	case PSIM_NONIDLE:
+		return tasks[PSIM_NR_IOWAIT] || tasks[PSIM_NR_MEMSTALL] ||
+		       tasks[PSIM_NR_RUNNING];
+	default:
+		return false;
+	}
+}
+
+static inline u32 psim_state_mask(const struct psim_cpu_state *c)
+{
+	u32 mask = 0;
+	int s;
+
+	for (s = 0; s < PSIM_NR_STATES; s++)
+		if (psim_test_state(c->tasks, s, c->oncpu))
+			mask |= 1U << s;
+	/*
+	 * As in the kernel: a CPU whose current task is reclaiming is in a
+	 * full memory stall, since nothing productive could run there.
+	 */
+	if (c->oncpu && c->curr_memstall)
+		mask |= 1U << PSIM_MEM_FULL;
+	return mask;
+}
+
+/* Charge the time since state_start to the states that were in effect. */
+static inline void psim_record_times(struct psim_cpu_state *c, u64 now)
+{
+	u32 delta = now - c->state_start;
+	int s;
+
+	c->state_start = now;
+	for (s = 0; s < PSIM_NR_STATES; s++)
+		if (c->state_mask & (1U << s))
+			c->times[s] += delta;
+}
+
+/*
+ * Apply a change of task counts at @now: the time up to @now goes to the old
+ * states, the new states start at @now. A clear of a zero count is refused
+ * and remembered in ->underflows (the kernel's "task underflow" check), so a
+ * count can never wrap.
+ */
+static inline void psim_cpu_change(struct psim_cpu_state *c, u64 now,
+				   unsigned int clear, unsigned int set)
+{
+	int t;
+
+	for (t = 0; t < PSIM_NR_COUNTS; t++) {
+		if (clear & (1U << t)) {
+			if (c->tasks[t])
+				c->tasks[t]--;
+			else
+				c->underflows++;
+		}
+		if (set & (1U << t))
+			c->tasks[t]++;
+	}
+	psim_record_times(c, now);
+	c->state_mask = psim_state_mask(c);
+}
+
+/*
+ * Per-task transitions. Each returns the task's new word and fills the
+ * counts to clear and set on the CPU the task is charged to. They are total
+ * functions of the task's word: a task the module has not seen yet has
+ * word 0 ("not counted"), and every event moves it only between states that
+ * keep its CPU's counts consistent, whatever was missed before.
+ */
+static inline unsigned int psim_depth(u16 w)
+{
+	return w >> PSIM_DEPTH_SHIFT;
+}
+
+/* The task is running or queued to run: make sure it counts as runnable. */
+static inline u16 psim_make_runnable(u16 w, unsigned int *clear,
+				     unsigned int *set)
+{
+	*clear = w & PSIM_TSK_IOWAIT;
+	*set = 0;
+	if (!(w & PSIM_TSK_RUNNING)) {
+		*set = PSIM_TSK_RUNNING;
+		if (w & PSIM_TSK_MEMSTALL)
+			*set |= PSIM_TSK_MEMSTALL_RUNNING;
+	}
+	return (w & ~*clear) | *set;
+}
+
+/* A wakeup, or the task being switched in. */
+static inline u16 psim_task_wakeup(u16 w, unsigned int *clear,
+				   unsigned int *set)
+{
+	return psim_make_runnable(w, clear, set);
+}
+
+/*
+ * The task leaves the CPU. @sleep: it was dequeued (blocked); otherwise it
+ * was preempted and stays runnable. @iowait: it sleeps in io_schedule().
+ * @dead: its last switch; all its state goes.
+ */
+static inline u16 psim_task_switch_out(u16 w, bool sleep, bool iowait,
+				       bool dead, unsigned int *clear,
+				       unsigned int *set)
+{
+	if (dead) {
+		*clear = w & PSIM_TSK_MASK;
+		*set = 0;
+		return 0;
+	}
+	if (!sleep)
+		return psim_make_runnable(w, clear, set);
+	*clear = w & (PSIM_TSK_RUNNING | PSIM_TSK_MEMSTALL_RUNNING);
+	*set = (iowait && !(w & PSIM_TSK_IOWAIT)) ? PSIM_TSK_IOWAIT : 0;
+	return (w & ~*clear) | *set;
+}
+
+/* psi_memstall_enter() by the running task; these nest. */
+static inline u16 psim_task_memstall_enter(u16 w, unsigned int *clear,
+					   unsigned int *set)
+{
+	unsigned int depth = psim_depth(w);
+
+	*clear = 0;
+	*set = 0;
+	if (depth == PSIM_DEPTH_MAX)
+		return w;
+	if (depth++ == 0) {
+		/* It runs, so it is runnable even if we never saw it wake. */
+		w = psim_make_runnable(w, clear, set);
+		*set |= PSIM_TSK_MEMSTALL | PSIM_TSK_MEMSTALL_RUNNING;
+		w |= PSIM_TSK_MEMSTALL | PSIM_TSK_MEMSTALL_RUNNING;
+	}
+	return (w & PSIM_TSK_MASK) | (depth << PSIM_DEPTH_SHIFT);
+}
+
+/* psi_memstall_leave(): only the outermost one ends the stall. */
+static inline u16 psim_task_memstall_leave(u16 w, unsigned int *clear,
+					   unsigned int *set)
+{
+	unsigned int depth = psim_depth(w);
+
+	*clear = 0;
+	*set = 0;
+	if (depth == 0)		/* entered before we were loaded */
+		return w;
+	if (--depth == 0)
+		*clear = w & (PSIM_TSK_MEMSTALL | PSIM_TSK_MEMSTALL_RUNNING);
+	return (w & PSIM_TSK_MASK & ~*clear) | (depth << PSIM_DEPTH_SHIFT);
+}
+
+/*
+ * Aggregation. One aggregator (the kernel's PSI_AVGS) folds per-CPU state
+ * times into system totals, weighting each CPU by its non-idle time, and
+ * feeds 2 s samples into exponential moving averages.
+ */
+struct psim_group {
+	u64 total[PSIM_NR_STATES - 1];		/* ns, cumulative */
+	u64 avg_total[PSIM_NR_STATES - 1];	/* part of total averaged */
+	unsigned long avg[PSIM_NR_STATES - 1][3];
+	u64 avg_last_update;
+	u64 avg_next_update;
+	u64 period;				/* ns between samples */
+};
+
+/*
+ * The state times of one CPU since the previous call, given a snapshot of
+ * its state taken at @now. Active states are included up to @now, so a long
+ * stall shows before it ends. @times_prev is the aggregator's own record.
+ * Returns a mask of the states whose time moved.
+ */
+static inline u32 psim_cpu_recent_times(const struct psim_cpu_state *snap,
+					u64 now, u32 *times_prev, u32 *times)
+{
+	u32 changed = 0;
+	int s;
+
+	for (s = 0; s < PSIM_NR_STATES; s++) {
+		u32 t = snap->times[s];
+
+		if (snap->state_mask & (1U << s))
+			t += now - snap->state_start;
+		times[s] = t - times_prev[s];
+		times_prev[s] = t;
+		if (times[s])
+			changed |= 1U << s;
+	}
+	return changed;
+}
+
+/* Weigh one CPU's recent times by its non-idle time (in jiffies). */
+static inline void psim_accumulate(u64 *deltas, const u32 *times,
+				   unsigned long nonidle)
+{
+	int s;
+
+	for (s = 0; s < PSIM_NONIDLE; s++)
+		deltas[s] += (u64)times[s] * nonidle;
+}
+
+static inline void psim_fold_totals(struct psim_group *g, const u64 *deltas,
+				    unsigned long nonidle_total)
+{
+	int s;
+
+	if (!nonidle_total)
+		nonidle_total = 1;
+	for (s = 0; s < PSIM_NR_STATES - 1; s++)
+		g->total[s] += div_u64(deltas[s], nonidle_total);
+}
+
+/* include/linux/sched/loadavg.h: calc_load() */
+static inline unsigned long psim_calc_load(unsigned long load,
+					   unsigned long exp,
+					   unsigned long active)
+{
+	unsigned long newload;
+
+	newload = load * exp + active * (PSIM_FIXED_1 - exp);
+	if (active >= load)
+		newload += PSIM_FIXED_1 - 1;
+	return newload / PSIM_FIXED_1;
+}
+
+/* kernel/sched/loadavg.c: fixed_power_int(), x^n in FSHIFT fixed point */
+static inline unsigned long psim_fixed_power(unsigned long x, unsigned int n)
+{
+	unsigned long result = PSIM_FIXED_1;
+
+	while (n) {
+		if (n & 1) {
+			result *= x;
+			result += 1UL << (PSIM_FSHIFT - 1);
+			result >>= PSIM_FSHIFT;
+		}
+		n >>= 1;
+		if (!n)
+			break;
+		x *= x;
+		x += 1UL << (PSIM_FSHIFT - 1);
+		x >>= PSIM_FSHIFT;
+	}
+	return result;
+}
+
+/* calc_load_n(): n periods of @active at once, for missed periods. */
+static inline unsigned long psim_calc_load_n(unsigned long load,
+					     unsigned long exp,
+					     unsigned long active,
+					     unsigned int n)
+{
+	return psim_calc_load(load, psim_fixed_power(exp, n), active);
+}
+
+static inline void psim_calc_avgs(unsigned long avg[3],
+				  unsigned int missed_periods,
+				  u64 time, u64 period)
+{
+	unsigned long pct;
+
+	/* Fill in zeroes for periods of no activity */
+	if (missed_periods) {
+		avg[0] = psim_calc_load_n(avg[0], PSIM_EXP_10s, 0,
+					  missed_periods);
+		avg[1] = psim_calc_load_n(avg[1], PSIM_EXP_60s, 0,
+					  missed_periods);
+		avg[2] = psim_calc_load_n(avg[2], PSIM_EXP_300s, 0,
+					  missed_periods);
+	}
+
+	/* Sample the most recent active period */
+	pct = div_u64(time * 100, period) * PSIM_FIXED_1;
+	avg[0] = psim_calc_load(avg[0], PSIM_EXP_10s, pct);
+	avg[1] = psim_calc_load(avg[1], PSIM_EXP_60s, pct);
+	avg[2] = psim_calc_load(avg[2], PSIM_EXP_300s, pct);
+}
+
+static inline void psim_group_init(struct psim_group *g, u64 now, u64 period)
+{
+	memset(g, 0, sizeof(*g));
+	g->period = period;
+	g->avg_last_update = now;
+	g->avg_next_update = now + period;
+}
+
+/*
+ * Feed the samples since the last update into the averages; called when
+ * @now has reached avg_next_update. Periods missed while the system was idle
+ * (the work is not rearmed then) decay the averages in one go. Returns the
+ * next update time, on the fixed grid of periods so that late work does not
+ * drift.
+ */
+static inline u64 psim_update_averages(struct psim_group *g, u64 now)
+{
+	u64 expires = g->avg_next_update;
+	unsigned long missed = 0;
+	u64 next, period;
+	int s;
+
+	/* The kernel divides by a u32 period too: 2 s fits. */
+	if (now - expires >= g->period)
+		missed = div_u64(now - expires, g->period);
+
+	next = expires + (1 + missed) * g->period;
+	period = now - (g->avg_last_update + missed * g->period);
+	g->avg_last_update = now;
+
+	for (s = 0; s < PSIM_NR_STATES - 1; s++) {
+		u32 sample = g->total[s] - g->avg_total[s];
+
+		/*
+		 * Time sampled late can slip into the next period; rather
+		 * than report more than 100%, carry the excess forward.
+		 */
+		if (sample > period)
+			sample = period;
+		g->avg_total[s] += sample;
+		psim_calc_avgs(g->avg[s], missed, sample, period);
+	}
+	return next;
+}
+
+#endif /* PSI_MOD_LOGIC_H */

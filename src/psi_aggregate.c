@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * psi_mod: per-task and per-CPU state, driven by the scheduler probes, and
+ * the aggregation of per-CPU state times into system-wide pressure.
+ *
+ * The kernel's PSI changes its counts inside enqueue/dequeue and the context
+ * switch, under the runqueue lock. psi_mod sees the tracepoints next to those
+ * places instead, and keeps the same counts:
+ *
+ *   sched_switch        prev leaves the CPU (blocked or preempted), next runs
+ *   sched_wakeup(_new)  a blocked (or new) task becomes runnable
+ *   sched_migrate_task  a queued or waking task changes CPU
+ *   psi_memstall_*      kprobes: the current task enters/leaves a memory stall
+ *
+ * Locking: each CPU's counts have a raw spinlock of their own. Every probe
+ * already runs under the runqueue lock or pi_lock of the task it handles, so
+ * one task's word is never changed by two probes at once; the per-CPU lock
+ * orders the count changes of all tasks on a CPU against each other and
+ * against the aggregator's snapshot. It nests inside the runqueue lock and
+ * nothing nests inside it.
+ */
+#include <linux/kernel.h>
+#include <linux/percpu.h>
+#include <linux/sched/clock.h>
+#include <linux/spinlock.h>
+#include <linux/threads.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <linux/mutex.h>
+#include <linux/jiffies.h>
+
+#include "psi_mod.h"
+
+/* Sampling period of the averages: the kernel's PSI_FREQ, 2 s. */
+#define PSIM_FREQ	(2 * HZ + 1)
+
+/* Aggregator-only flag in the changed-states mask: keep the clock going. */
+#define PSIM_STATE_RESCHEDULE	(1U << 31)
+
+struct psim_pcpu {
+	raw_spinlock_t lock;
+	struct psim_cpu_state st;
+} ____cacheline_aligned_in_smp;
+
+static DEFINE_PER_CPU_SHARED_ALIGNED(struct psim_pcpu, psim_pcpu);
+/* What the aggregator saw last of each CPU; touched by it alone. */
+static DEFINE_PER_CPU(u32 [PSIM_NR_STATES], psim_times_prev);
+
+/*
+ * Per-task state: one u16 word per pid (see psi_mod_logic.h). Indexed by
+ * pid rather than kept in task_struct because the kernel's own psi fields
+ * are in use when its PSI is on and absent when it is not built. A pid's
+ * word is zeroed by its task's last switch (TASK_DEAD) and set afresh by
+ * sched_wakeup_new; a pid is only reused after the pid space has wrapped.
+ */
+static u16 *psim_tasks;
+
+static struct psim_group psim_group;
+static DEFINE_MUTEX(psim_avgs_lock);
+static void psim_avgs_work_fn(struct work_struct *work);
+static DECLARE_DEFERRABLE_WORK(psim_avgs_work, psim_avgs_work_fn);
+/* The kworker that last ran the aggregation (see psim_probe_switch). */
+static struct task_struct *psim_avgs_worker;
+
+static inline u16 *psim_word(struct task_struct *p)
+{
+	unsigned int pid = p->pid;
+
+	return likely(pid < PID_MAX_LIMIT) ? &psim_tasks[pid] : NULL;
+}
+
+/*
+ * Start the aggregation clock if it is stopped. It stops by itself when all
+ * CPUs are idle; the next task change starts it again, as in the kernel.
+ * The work is deferrable, so a pending period never wakes an idle CPU.
+ */
+static inline void psim_wake_clock(void)
+{
+	if (!delayed_work_pending(&psim_avgs_work))
+		queue_delayed_work(system_wq, &psim_avgs_work, PSIM_FREQ);
+}
+
+/* Apply one task's count change to a CPU's counts; lock held. */
+static inline void psim_counts(struct psim_cpu_state *st, unsigned int clear,
+			       unsigned int set)
+{
+	int t;
+
+	for (t = 0; t < PSIM_NR_COUNTS; t++) {
+		if (clear & (1U << t)) {
+			if (st->tasks[t])
+				st->tasks[t]--;
+			else
+				st->underflows++;
+		}
+		if (set & (1U << t))
+			st->tasks[t]++;
+	}
+}
+
+/* Close the current state period at the CPU's clock and start the next. */
+static inline void psim_update(struct psim_cpu_state *st, int cpu)
+{
+	psim_record_times(st, cpu_clock(cpu));
+	st->state_mask = psim_state_mask(st);
+}
+
+void psim_probe_switch(PSIM_SWITCH_PROTO(data, preempt, prev, next))
+{
+	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
+	bool wake_clock = true;
+	unsigned int clear, set;
+	u16 *w, nw = 0;
+
+	raw_spin_lock(&pc->lock);
+
+	if (prev->pid && (w = psim_word(prev))) {
+		unsigned int state = psim_task_state(prev);
+		/*
+		 * prev blocked if it was not preempted and its state is not
+		 * TASK_RUNNING now: a pending signal resets it to running
+		 * before the switch, and such a task stays queued.
+		 */
+		bool sleep = !preempt && state != TASK_RUNNING;
+
+		WRITE_ONCE(*w, psim_task_switch_out(*w, sleep,
+						    sleep && prev->in_iowait,
+						    state == TASK_DEAD,
+						    &clear, &set));
+		psim_counts(&pc->st, clear, set);
+		/*
+		 * The aggregation worker going to sleep must not restart
+		 * the clock it just let stop (the kernel's ping-pong rule).
+		 */
+		if (sleep && prev == READ_ONCE(psim_avgs_worker))
+			wake_clock = false;
+	}
+
+	if (next->pid && (w = psim_word(next))) {
+		nw = psim_task_wakeup(*w, &clear, &set);
+		WRITE_ONCE(*w, nw);
+		psim_counts(&pc->st, clear, set);
+	}
+	pc->st.oncpu = next->pid != 0;
+	pc->st.curr_memstall = !!(nw & PSIM_TSK_MEMSTALL);
+
+	psim_update(&pc->st, smp_processor_id());
+	raw_spin_unlock(&pc->lock);
+
+	if (wake_clock)
+		psim_wake_clock();
+}
+
+void psim_probe_wakeup(void *data, struct task_struct *p)
+{
+	unsigned int clear, set;
+	struct psim_pcpu *pc;
+	unsigned long flags;
+	int cpu;
+	u16 *w;
+
+	w = psim_word(p);
+	/*
+	 * A task woken before it left its runqueue is still counted as
+	 * runnable: nothing to do. RUNNING is only ever cleared by the task's
+	 * own switch-out, which cannot run concurrently with its wakeup.
+	 */
+	if (!p->pid || !w || (READ_ONCE(*w) & PSIM_TSK_RUNNING))
+		return;
+
+	cpu = task_cpu(p);
+	pc = per_cpu_ptr(&psim_pcpu, cpu);
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	WRITE_ONCE(*w, psim_task_wakeup(*w, &clear, &set));
+	psim_counts(&pc->st, clear, set);
+	psim_update(&pc->st, cpu);
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+
+	psim_wake_clock();
+}
+
+void psim_probe_wakeup_new(void *data, struct task_struct *p)
+{
+	struct psim_pcpu *pc;
+	unsigned long flags;
+	int cpu;
+	u16 *w;
+
+	w = psim_word(p);
+	if (!p->pid || !w)
+		return;
+
+	cpu = task_cpu(p);
+	pc = per_cpu_ptr(&psim_pcpu, cpu);
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	/* A new task: whatever the word held belonged to a dead pid owner. */
+	WRITE_ONCE(*w, PSIM_TSK_RUNNING);
+	psim_counts(&pc->st, 0, PSIM_TSK_RUNNING);
+	psim_update(&pc->st, cpu);
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+
+	psim_wake_clock();
+}
+
+/*
+ * A queued task moves its runnable state; a waking task moves the state it
+ * slept with (iowait, memstall), which was charged to the CPU it slept on.
+ * The tracepoint fires before task_cpu() changes.
+ */
+void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
+{
+	int src_cpu = task_cpu(p);
+	struct psim_pcpu *pc;
+	unsigned long flags;
+	unsigned int moved;
+	u16 *w;
+
+	w = psim_word(p);
+	if (!p->pid || !w || src_cpu == dest_cpu)
+		return;
+	moved = READ_ONCE(*w) & PSIM_TSK_MASK;
+	if (!moved)
+		return;
+
+	pc = per_cpu_ptr(&psim_pcpu, src_cpu);
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	psim_counts(&pc->st, moved, 0);
+	psim_update(&pc->st, src_cpu);
+	raw_spin_unlock(&pc->lock);
+
+	pc = per_cpu_ptr(&psim_pcpu, dest_cpu);
+	raw_spin_lock(&pc->lock);
+	psim_counts(&pc->st, 0, moved);
+	psim_update(&pc->st, dest_cpu);
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+
+	psim_wake_clock();
+}
+
+/* The memstall probes run in the stalled task's own context. */
+static void psim_memstall(bool enter)
+{
+	struct task_struct *p = current;
+	unsigned int clear, set;
+	struct psim_pcpu *pc;
+	unsigned long flags;
+	int cpu;
+	u16 *w;
+
+	w = psim_word(p);
+	if (!p->pid || !w)
+		return;
+
+	local_irq_save(flags);
+	cpu = smp_processor_id();
+	pc = per_cpu_ptr(&psim_pcpu, cpu);
+	raw_spin_lock(&pc->lock);
+	if (enter)
+		WRITE_ONCE(*w, psim_task_memstall_enter(*w, &clear, &set));
+	else
+		WRITE_ONCE(*w, psim_task_memstall_leave(*w, &clear, &set));
+	if (clear | set) {
+		psim_counts(&pc->st, clear, set);
+		pc->st.oncpu = 1;
+		pc->st.curr_memstall = !!(*w & PSIM_TSK_MEMSTALL);
+		psim_update(&pc->st, cpu);
+	}
+	raw_spin_unlock(&pc->lock);
+	local_irq_restore(flags);
+
+	psim_wake_clock();
+}
+
+int psim_kp_memstall_enter(struct kprobe *kp, struct pt_regs *regs)
+{
+	psim_memstall(true);
+	return 0;
+}
+
+int psim_kp_memstall_leave(struct kprobe *kp, struct pt_regs *regs)
+{
+	psim_memstall(false);
+	return 0;
+}
+
+/*
+ * Fold the per-CPU state times since the last call into the totals.
+ * Returns the states that changed, with PSIM_STATE_RESCHEDULE when there is
+ * task activity that the averaging clock should keep sampling.
+ */
+static u32 psim_collect(bool from_work)
+{
+	u64 deltas[PSIM_NR_STATES - 1] = { 0, };
+	int this_cpu = raw_smp_processor_id();
+	unsigned long nonidle_total = 0;
+	u32 changed_all = 0;
+	int cpu;
+
+	lockdep_assert_held(&psim_avgs_lock);
+
+	for_each_possible_cpu(cpu) {
+		struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+		u32 times[PSIM_NR_STATES], changed;
+		struct psim_cpu_state snap;
+		unsigned long flags, nonidle;
+		bool resched;
+		u64 now;
+
+		raw_spin_lock_irqsave(&pc->lock, flags);
+		now = cpu_clock(cpu);
+		snap = pc->st;
+		raw_spin_unlock_irqrestore(&pc->lock, flags);
+
+		changed = psim_cpu_recent_times(&snap, now,
+						per_cpu(psim_times_prev, cpu),
+						times);
+		nonidle = nsecs_to_jiffies(times[PSIM_NONIDLE]);
+		nonidle_total += nonidle;
+		psim_accumulate(deltas, times, nonidle);
+		changed_all |= changed;
+
+		if (!from_work)
+			continue;
+		/*
+		 * The CPU running this work is never idle: the worker itself
+		 * counts as running there. Keep sampling only if something
+		 * else is (the kernel's rule in get_recent_times()).
+		 */
+		if (cpu == this_cpu)
+			resched = snap.tasks[PSIM_NR_RUNNING] +
+				  snap.tasks[PSIM_NR_IOWAIT] +
+				  snap.tasks[PSIM_NR_MEMSTALL] > 1;
+		else
+			resched = changed & (1U << PSIM_NONIDLE);
+		if (resched)
+			changed_all |= PSIM_STATE_RESCHEDULE;
+	}
+
+	psim_fold_totals(&psim_group, deltas, nonidle_total);
+	return changed_all;
+}
+
+static void psim_avgs_work_fn(struct work_struct *work)
+{
+	u32 changed;
+	u64 now;
+
+	mutex_lock(&psim_avgs_lock);
+	now = sched_clock();
+	changed = psim_collect(true);
+	/*
+	 * With task activity, sample every period; when everything is idle
+	 * let the clock stop. The next task change restarts it and the
+	 * missed periods are caught up in one go.
+	 */
+	if (now >= psim_group.avg_next_update)
+		psim_group.avg_next_update = psim_update_averages(&psim_group,
+								  now);
+	if (changed & PSIM_STATE_RESCHEDULE)
+		queue_delayed_work(system_wq, &psim_avgs_work,
+				   nsecs_to_jiffies(psim_group.avg_next_update -
+						    now) + 1);
+	WRITE_ONCE(psim_avgs_worker, current);
+	mutex_unlock(&psim_avgs_lock);
+}
+
+int psim_show(struct seq_file *m, enum psim_res res)
+{
+	unsigned long avg[2][3];
+	u64 total[2];
+	int full, i;
+	u64 now;
+
+	/* A read folds in what is pending first: never stale numbers. */
+	mutex_lock(&psim_avgs_lock);
+	now = sched_clock();
+	psim_collect(false);
+	if (now >= psim_group.avg_next_update)
+		psim_group.avg_next_update = psim_update_averages(&psim_group,
+								  now);
+	for (full = 0; full < 2; full++) {
+		for (i = 0; i < 3; i++)
+			avg[full][i] = psim_group.avg[res * 2 + full][i];
+		total[full] = psim_group.total[res * 2 + full];
+	}
+	mutex_unlock(&psim_avgs_lock);
+
+	for (full = 0; full < 2; full++) {
+		/* CPU FULL is undefined at the system level: zeros. */
+		if (res == PSIM_CPU && full) {
+			memset(avg[full], 0, sizeof(avg[full]));
+			total[full] = 0;
+		}
+		seq_printf(m, "%s avg10=%lu.%02lu avg60=%lu.%02lu avg300=%lu.%02lu total=%llu\n",
+			   full ? "full" : "some",
+			   PSIM_LOAD_INT(avg[full][0]),
+			   PSIM_LOAD_FRAC(avg[full][0]),
+			   PSIM_LOAD_INT(avg[full][1]),
+			   PSIM_LOAD_FRAC(avg[full][1]),
+			   PSIM_LOAD_INT(avg[full][2]),
+			   PSIM_LOAD_FRAC(avg[full][2]),
+			   div_u64(total[full], NSEC_PER_USEC));
+	}
+	return 0;
+}
+
+/* Sum of count underflows on all CPUs: nonzero means a model bug. */
+u32 psim_underflows(void)
+{
+	u32 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(&psim_pcpu, cpu)->st.underflows);
+	return sum;
+}
+
+/* Fresh state, before any probe is attached. */
+int psim_state_start(void)
+{
+	u64 now;
+	int cpu;
+
+	psim_tasks = vzalloc(array_size(PID_MAX_LIMIT, sizeof(*psim_tasks)));
+	if (!psim_tasks)
+		return -ENOMEM;
+
+	for_each_possible_cpu(cpu) {
+		struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+
+		raw_spin_lock_init(&pc->lock);
+		memset(&pc->st, 0, sizeof(pc->st));
+		pc->st.state_start = cpu_clock(cpu);
+		memset(per_cpu(psim_times_prev, cpu), 0,
+		       sizeof(per_cpu(psim_times_prev, cpu)));
+	}
+	now = sched_clock();
+	psim_group_init(&psim_group, now, jiffies_to_nsecs(PSIM_FREQ));
+	psim_avgs_worker = NULL;
+	return 0;
+}
+
+/* After every probe is detached and no probe runs any more. */
+void psim_state_stop(void)
+{
+	/* The work may have been armed by the last probes: stop it. */
+	cancel_delayed_work_sync(&psim_avgs_work);
+	vfree(psim_tasks);
+	psim_tasks = NULL;
+}

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * psi_mod: Pressure Stall Information as a loadable module.
+ *
+ * On kernels whose own PSI is off (psi=0, CONFIG_PSI_DEFAULT_DISABLED) or
+ * not built, psi_mod provides /proc/pressure/{cpu,io,memory} from scheduler
+ * tracepoints, with the kernel's format and semantics. This file holds the
+ * module: its parameters, and the attach and detach of every probe.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/kernel.h>
+#include <linux/ctype.h>
+#include <linux/kprobes.h>
+#include <linux/mutex.h>
+#include <linux/namei.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+
+#include "psi_mod.h"
+
+#define PSIM_DIR_MAX	64
+
+static bool psim_enable = true;
+static char psim_proc_dir[PSIM_DIR_MAX + 1] = "pressure";
+
+/* Serializes enable/disable; psim_ready is set once init has run. */
+static DEFINE_MUTEX(psim_ctl_lock);
+static bool psim_ready;
+static bool psim_active;
+
+struct psim_tracepoint {
+	const char *name;
+	void *probe;
+	struct tracepoint *tp;
+};
+
+/*
+ * In attach order: the events that make tasks runnable first, so that no
+ * task is put to sleep by a switch while its wakeup could still be missed.
+ */
+static struct psim_tracepoint psim_tps[] = {
+	{ .name = "sched_migrate_task",	.probe = psim_probe_migrate },
+	{ .name = "sched_wakeup_new",	.probe = psim_probe_wakeup_new },
+	{ .name = "sched_wakeup",	.probe = psim_probe_wakeup },
+	{ .name = "sched_switch",	.probe = psim_probe_switch },
+};
+
+/*
+ * Memory stalls are bracketed by psi_memstall_enter/leave(), which return
+ * at once when the kernel's PSI is off; a kprobe on their entry still
+ * fires. They do not exist when CONFIG_PSI=n.
+ */
+static struct kprobe psim_kp_enter, psim_kp_leave;
+static struct kprobe *psim_kps[] = { &psim_kp_enter, &psim_kp_leave };
+static bool psim_kps_attached;
+
+static void psim_detach_tracepoints(int n)
+{
+	while (n-- > 0)
+		tracepoint_probe_unregister(psim_tps[n].tp, psim_tps[n].probe,
+					    NULL);
+}
+
+static int psim_attach(void)
+{
+	int i, ret;
+
+	memset(&psim_kp_enter, 0, sizeof(psim_kp_enter));
+	psim_kp_enter.symbol_name = "psi_memstall_enter";
+	psim_kp_enter.pre_handler = psim_kp_memstall_enter;
+	memset(&psim_kp_leave, 0, sizeof(psim_kp_leave));
+	psim_kp_leave.symbol_name = "psi_memstall_leave";
+	psim_kp_leave.pre_handler = psim_kp_memstall_leave;
+	ret = register_kprobes(psim_kps, ARRAY_SIZE(psim_kps));
+	psim_kps_attached = !ret;
+	if (ret)
+		pr_warn_once("psi_mod: no kprobe on psi_memstall_enter/leave (%d): memory pressure will read zero\n",
+			     ret);
+
+	for (i = 0; i < ARRAY_SIZE(psim_tps); i++) {
+		ret = tracepoint_probe_register(psim_tps[i].tp,
+						psim_tps[i].probe, NULL);
+		if (ret) {
+			pr_err("psi_mod: cannot attach to %s: %d\n",
+			       psim_tps[i].name, ret);
+			psim_detach_tracepoints(i);
+			if (psim_kps_attached)
+				unregister_kprobes(psim_kps,
+						   ARRAY_SIZE(psim_kps));
+			psim_kps_attached = false;
+			tracepoint_synchronize_unregister();
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void psim_detach(void)
+{
+	psim_detach_tracepoints(ARRAY_SIZE(psim_tps));
+	if (psim_kps_attached)
+		unregister_kprobes(psim_kps, ARRAY_SIZE(psim_kps));
+	psim_kps_attached = false;
+	/* No probe may still be running once the state is freed. */
+	tracepoint_synchronize_unregister();
+}
+
+/*
+ * procfs warns when a name is registered twice, so look first: the kernel's
+ * own PSI, when on, owns /proc/pressure.
+ */
+static int psim_check_dir_free(void)
+{
+	char path[sizeof("/proc/") + PSIM_DIR_MAX];
+	struct path p;
+
+	snprintf(path, sizeof(path), "/proc/%s", psim_proc_dir);
+	if (kern_path(path, 0, &p))
+		return 0;
+	path_put(&p);
+	pr_err("psi_mod: %s already exists (is the kernel's own PSI on?); load with proc_dir=<name> to run beside it\n",
+	       path);
+	return -EEXIST;
+}
+
+static int psim_start(void)
+{
+	int ret;
+
+	if (psim_active)
+		return 0;
+	ret = psim_check_dir_free();
+	if (ret)
+		return ret;
+	ret = psim_state_start();
+	if (ret)
+		return ret;
+	ret = psim_attach();
+	if (ret)
+		goto err_state;
+	ret = psim_proc_create(psim_proc_dir);
+	if (ret)
+		goto err_detach;
+	psim_active = true;
+	return 0;
+
+err_detach:
+	psim_detach();
+err_state:
+	psim_state_stop();
+	return ret;
+}
+
+/* Files first, so no reader runs; then probes; then the state goes. */
+static void psim_stop(void)
+{
+	u32 underflows;
+
+	if (!psim_active)
+		return;
+	psim_proc_remove();
+	psim_detach();
+	underflows = psim_underflows();
+	if (underflows)
+		pr_err("psi_mod: %u task count underflows: accounting bug, please report\n",
+		       underflows);
+	psim_state_stop();
+	psim_active = false;
+}
+
+/*
+ * Parameters. A bool that accepts exactly the usual spellings, with the
+ * newline that "echo" adds; anything else is refused with a reason.
+ */
+static int psim_parse_bool(const char *val, bool *res)
+{
+	static const char * const yes[] = { "1", "y", "yes", "on", "true" };
+	static const char * const no[] = { "0", "n", "no", "off", "false" };
+	size_t len;
+	int i;
+
+	if (!val) {		/* a bare "enable", as for any bool param */
+		*res = true;
+		return 0;
+	}
+	len = strlen(val);
+	if (len && val[len - 1] == '\n')
+		len--;
+	for (i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (len == strlen(yes[i]) && !strncasecmp(val, yes[i], len)) {
+			*res = true;
+			return 0;
+		}
+		if (len == strlen(no[i]) && !strncasecmp(val, no[i], len)) {
+			*res = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int psim_enable_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int ret = 0;
+
+	if (psim_parse_bool(val, &on)) {
+		pr_err("psi_mod: enable=\"%*pE\": not a boolean, use 1 or 0\n",
+		       (int)min_t(size_t, strlen(val), 32), val);
+		return -EINVAL;
+	}
+
+	mutex_lock(&psim_ctl_lock);
+	if (psim_ready) {
+		if (on)
+			ret = psim_start();
+		else
+			psim_stop();
+	}
+	if (!ret)
+		psim_enable = on;
+	mutex_unlock(&psim_ctl_lock);
+	return ret;
+}
+
+static int psim_enable_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%c\n", READ_ONCE(psim_enable) ? 'Y' : 'N');
+}
+
+static const struct kernel_param_ops psim_enable_ops = {
+	.set = psim_enable_set,
+	.get = psim_enable_get,
+};
+module_param_cb(enable, &psim_enable_ops, NULL, 0644);
+MODULE_PARM_DESC(enable, "Provide pressure files and account (1, default) or stay inert (0); writable at runtime");
+
+/*
+ * proc_dir names one directory under /proc: letters, digits, '.', '-' and
+ * '_' only (no '/', no control bytes), not '.' or '..', not all digits (a
+ * pid directory would hide it), at most PSIM_DIR_MAX characters.
+ */
+static int psim_dir_set(const char *val, const struct kernel_param *kp)
+{
+	size_t len = strlen(val), i;
+	bool digits = true;
+
+	if (len == 0 || len > PSIM_DIR_MAX) {
+		pr_err("psi_mod: proc_dir must be 1 to %d characters long\n",
+		       PSIM_DIR_MAX);
+		return -EINVAL;
+	}
+	for (i = 0; i < len; i++) {
+		if (!isalnum(val[i]) && !strchr("._-", val[i])) {
+			pr_err("psi_mod: proc_dir=\"%*pE\": only letters, digits, '.', '-' and '_' are allowed\n",
+			       (int)min_t(size_t, len, 32), val);
+			return -EINVAL;
+		}
+		digits &= !!isdigit(val[i]);
+	}
+	if (!strcmp(val, ".") || !strcmp(val, "..") || digits) {
+		pr_err("psi_mod: proc_dir=\"%s\" is not a usable directory name\n",
+		       val);
+		return -EINVAL;
+	}
+	strscpy(psim_proc_dir, val, sizeof(psim_proc_dir));
+	return 0;
+}
+
+static int psim_dir_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", psim_proc_dir);
+}
+
+static const struct kernel_param_ops psim_dir_ops = {
+	.set = psim_dir_set,
+	.get = psim_dir_get,
+};
+module_param_cb(proc_dir, &psim_dir_ops, NULL, 0444);
+MODULE_PARM_DESC(proc_dir, "Directory under /proc for the pressure files (default: pressure)");
+
+static void psim_find_tracepoint(struct tracepoint *tp, void *priv)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(psim_tps); i++)
+		if (!strcmp(tp->name, psim_tps[i].name))
+			psim_tps[i].tp = tp;
+}
+
+static int __init psim_init(void)
+{
+	int i, ret = 0;
+
+	/* A probe whose prototype drifts from its tracepoint fails here. */
+	PSIM_CHECK_PROBE(sched_switch, psim_probe_switch);
+	PSIM_CHECK_PROBE(sched_wakeup, psim_probe_wakeup);
+	PSIM_CHECK_PROBE(sched_wakeup_new, psim_probe_wakeup_new);
+	PSIM_CHECK_PROBE(sched_migrate_task, psim_probe_migrate);
+
+	for_each_kernel_tracepoint(psim_find_tracepoint, NULL);
+	for (i = 0; i < ARRAY_SIZE(psim_tps); i++) {
+		if (!psim_tps[i].tp) {
+			pr_err("psi_mod: tracepoint %s not found\n",
+			       psim_tps[i].name);
+			return -ENOENT;
+		}
+	}
+
+	mutex_lock(&psim_ctl_lock);
+	if (psim_enable)
+		ret = psim_start();
+	psim_ready = !ret;
+	mutex_unlock(&psim_ctl_lock);
+	return ret;
+}
+
+static void __exit psim_exit(void)
+{
+	mutex_lock(&psim_ctl_lock);
+	psim_ready = false;
+	psim_stop();
+	mutex_unlock(&psim_ctl_lock);
+}
+
+module_init(psim_init);
+module_exit(psim_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Pressure Stall Information from scheduler tracepoints");
+MODULE_AUTHOR("psi_mod developers");
+MODULE_VERSION("0.1.0");

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * psi_mod: /proc/<proc_dir>/{cpu,io,memory}, in the kernel's format.
+ *
+ * Unload safety: proc_remove() waits for every read in progress and calls
+ * ->proc_release for files still open, after which their reads fail with
+ * -EIO inside procfs without entering this module again.
+ */
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/printk.h>
+
+#include "psi_mod.h"
+
+static struct proc_dir_entry *psim_dir;
+
+static int psim_io_show(struct seq_file *m, void *v)
+{
+	return psim_show(m, PSIM_IO);
+}
+
+static int psim_memory_show(struct seq_file *m, void *v)
+{
+	return psim_show(m, PSIM_MEM);
+}
+
+static int psim_cpu_show(struct seq_file *m, void *v)
+{
+	return psim_show(m, PSIM_CPU);
+}
+
+static int psim_io_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, psim_io_show, NULL);
+}
+
+static int psim_memory_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, psim_memory_show, NULL);
+}
+
+static int psim_cpu_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, psim_cpu_show, NULL);
+}
+
+/*
+ * The kernel's files are 0666 because a write creates a trigger. psi_mod
+ * keeps the modes consumers expect but does not implement triggers yet:
+ * refuse every write, and say why once.
+ */
+static ssize_t psim_write(struct file *file, const char __user *buf,
+			  size_t nbytes, loff_t *ppos)
+{
+	pr_notice_once("psi_mod: pressure triggers are not supported yet: writes to the pressure files are refused\n");
+	return -EOPNOTSUPP;
+}
+
+#define PSIM_PROC_OPS(res)					\
+	static const struct proc_ops psim_##res##_ops = {	\
+		.proc_open	= psim_##res##_open,		\
+		.proc_read	= seq_read,			\
+		.proc_lseek	= seq_lseek,			\
+		.proc_write	= psim_write,			\
+		.proc_release	= single_release,		\
+	}
+
+PSIM_PROC_OPS(io);
+PSIM_PROC_OPS(memory);
+PSIM_PROC_OPS(cpu);
+
+int psim_proc_create(const char *name)
+{
+	psim_dir = proc_mkdir(name, NULL);
+	if (!psim_dir)
+		return -ENOMEM;
+	if (!proc_create("io", 0666, psim_dir, &psim_io_ops) ||
+	    !proc_create("memory", 0666, psim_dir, &psim_memory_ops) ||
+	    !proc_create("cpu", 0666, psim_dir, &psim_cpu_ops)) {
+		psim_proc_remove();
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void psim_proc_remove(void)
+{
+	proc_remove(psim_dir);
+	psim_dir = NULL;
+}
