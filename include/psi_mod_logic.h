@@ -183,17 +183,20 @@ static inline unsigned int psim_depth(u16 w)
 	return w >> PSIM_DEPTH_SHIFT;
 }
 
-/* The task is running or queued to run: make sure it counts as runnable. */
+/*
+ * The task is running or queued to run: make sure it counts as runnable.
+ * A task inside a memory stall (depth > 0) also counts as memstall: its
+ * MEMSTALL count may have been left behind on the CPU it slept on.
+ */
 static inline u16 psim_make_runnable(u16 w, unsigned int *clear,
 				     unsigned int *set)
 {
+	unsigned int want = PSIM_TSK_RUNNING;
+
+	if (psim_depth(w))
+		want |= PSIM_TSK_MEMSTALL | PSIM_TSK_MEMSTALL_RUNNING;
 	*clear = w & PSIM_TSK_IOWAIT;
-	*set = 0;
-	if (!(w & PSIM_TSK_RUNNING)) {
-		*set = PSIM_TSK_RUNNING;
-		if (w & PSIM_TSK_MEMSTALL)
-			*set |= PSIM_TSK_MEMSTALL_RUNNING;
-	}
+	*set = want & ~w;
 	return (w & ~*clear) | *set;
 }
 
@@ -235,13 +238,9 @@ static inline u16 psim_task_memstall_enter(u16 w, unsigned int *clear,
 	*set = 0;
 	if (depth == PSIM_DEPTH_MAX)
 		return w;
-	if (depth++ == 0) {
-		/* It runs, so it is runnable even if we never saw it wake. */
-		w = psim_make_runnable(w, clear, set);
-		*set |= PSIM_TSK_MEMSTALL | PSIM_TSK_MEMSTALL_RUNNING;
-		w |= PSIM_TSK_MEMSTALL | PSIM_TSK_MEMSTALL_RUNNING;
-	}
-	return (w & PSIM_TSK_MASK) | (depth << PSIM_DEPTH_SHIFT);
+	w = (w & PSIM_TSK_MASK) | ((depth + 1) << PSIM_DEPTH_SHIFT);
+	/* It runs, so it is runnable even if we never saw it wake. */
+	return psim_make_runnable(w, clear, set);
 }
 
 /* psi_memstall_leave(): only the outermost one ends the stall. */
@@ -257,6 +256,26 @@ static inline u16 psim_task_memstall_leave(u16 w, unsigned int *clear,
 	if (--depth == 0)
 		*clear = w & (PSIM_TSK_MEMSTALL | PSIM_TSK_MEMSTALL_RUNNING);
 	return (w & PSIM_TSK_MASK & ~*clear) | (depth << PSIM_DEPTH_SHIFT);
+}
+
+/*
+ * The task changes CPU; @src_clear comes off the old CPU and @dst_set goes
+ * onto the new one. A queued task (RUNNING) takes all its counts along. A
+ * waking task only leaves the old CPU: like the kernel's psi_ttwu_dequeue(),
+ * its sleep states end there, and the wakeup that follows charges it as
+ * runnable (and memstall, by its depth) on the new CPU.
+ */
+static inline u16 psim_task_migrate(u16 w, unsigned int *src_clear,
+				    unsigned int *dst_set)
+{
+	if (w & PSIM_TSK_RUNNING) {
+		*src_clear = w & PSIM_TSK_MASK;
+		*dst_set = *src_clear;
+		return w;
+	}
+	*src_clear = w & PSIM_TSK_MASK;
+	*dst_set = 0;
+	return w & ~PSIM_TSK_MASK;
 }
 
 /*

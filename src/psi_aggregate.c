@@ -210,29 +210,30 @@ void psim_probe_wakeup_new(void *data, struct task_struct *p)
 void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
 {
 	int src_cpu = task_cpu(p);
+	unsigned int clear, set;
 	struct psim_pcpu *pc;
 	unsigned long flags;
-	unsigned int moved;
 	u16 *w;
 
 	w = psim_word(p);
-	if (!p->pid || !w || src_cpu == dest_cpu)
-		return;
-	moved = READ_ONCE(*w) & PSIM_TSK_MASK;
-	if (!moved)
+	if (!p->pid || !w || src_cpu == dest_cpu || !READ_ONCE(*w))
 		return;
 
 	pc = per_cpu_ptr(&psim_pcpu, src_cpu);
 	raw_spin_lock_irqsave(&pc->lock, flags);
-	psim_counts(&pc->st, moved, 0);
+	WRITE_ONCE(*w, psim_task_migrate(*w, &clear, &set));
+	psim_counts(&pc->st, clear, 0);
 	psim_update(&pc->st, src_cpu);
 	raw_spin_unlock(&pc->lock);
 
-	pc = per_cpu_ptr(&psim_pcpu, dest_cpu);
-	raw_spin_lock(&pc->lock);
-	psim_counts(&pc->st, 0, moved);
-	psim_update(&pc->st, dest_cpu);
-	raw_spin_unlock_irqrestore(&pc->lock, flags);
+	if (set) {
+		pc = per_cpu_ptr(&psim_pcpu, dest_cpu);
+		raw_spin_lock(&pc->lock);
+		psim_counts(&pc->st, 0, set);
+		psim_update(&pc->st, dest_cpu);
+		raw_spin_unlock(&pc->lock);
+	}
+	local_irq_restore(flags);
 
 	psim_wake_clock();
 }
