@@ -1,0 +1,175 @@
+# Test cases shared by the suites (sourced after lib.sh). Each case_* function
+# runs inside run_case; it states its assertions with expect/ok/bad and adds
+# the numbers it saw with note, so a PASS line carries the evidence too.
+# Tolerances are the ones in the test brief; they are not tuned to results.
+
+DISK=/dev/vda
+ENABLE=/sys/module/psi_mod/parameters/enable
+
+# insmod works, the files exist and are readable by everyone.
+case_load() {
+	local r f m modes=
+	# on psi=0 the kernel must not have created the directory itself
+	expect "$PSI_DIR exists before insmod (booted psi=0?)" [ ! -e "$PSI_DIR" ]
+	r=$(mod_load)
+	expect "insmod: $r" [ "$r" = ok ]
+	expect "/sys/module/psi_mod missing after insmod" mod_loaded
+	for f in $RESFILES; do
+		if [ ! -f "$PSI_DIR/$f" ]; then
+			bad "$PSI_DIR/$f missing"
+			continue
+		fi
+		m=$(stat -c %a "$PSI_DIR/$f")
+		modes="$modes $f=0$m"
+		# the kernel uses 0666 (write = trigger setup); 0444 is acceptable
+		expect "$PSI_DIR/$f mode 0$m, want 0444 or 0666" [ "$m" = 444 -o "$m" = 666 ]
+		expect "$PSI_DIR/$f not readable by uid 65534" \
+			setpriv --reuid=65534 --regid=65534 --clear-groups cat "$PSI_DIR/$f" > /dev/null
+	done
+	note "modes:$modes"
+	note "enable=$(cat $ENABLE 2>/dev/null) proc_dir=$(cat /sys/module/psi_mod/parameters/proc_dir 2>/dev/null)"
+}
+
+# Strict format of all three files; cpu's full line all zeros.
+case_format() {
+	local f
+	for f in $RESFILES; do
+		if [ "$f" = cpu ]; then expect_format "$PSI_DIR/$f" cpu; else expect_format "$PSI_DIR/$f"; fi
+	done
+	note "cpu: $(head -1 $PSI_DIR/cpu)"
+}
+
+# 15 s of idle: every avg10 below 1.00.
+case_idle() {
+	local f k v a b
+	snap $C/a $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
+	sleep 15
+	snap $C/b $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
+	for f in $RESFILES; do
+		for k in some full; do
+			v=$(snap_val $C/b $PSI_DIR/$f $k avg10)
+			expect "$f $k avg10=$v after 15 s idle, want < 1.00" flt "${v:-999}" 1.00
+		done
+		note "$f some avg10=$(snap_val $C/b $PSI_DIR/$f some avg10) total+$(snap_delta $C/a $C/b $PSI_DIR/$f some)us"
+	done
+	note "wall $(($(snap_t $C/b) - $(snap_t $C/a)))us"
+}
+
+# totals never go backwards between two snapshots of the same files
+expect_monotonic() {	# A B FILE...
+	local a=$1 b=$2 f k d; shift 2
+	for f in "$@"; do
+		for k in some full; do
+			d=$(snap_delta $a $b $f $k)
+			expect "$f $k total went backwards or unreadable (delta $d)" ige "$d" 0
+		done
+	done
+}
+
+# 4 spinners on 2 vCPUs for 15 s: cpu some avg10 >= 50, total grows >= 80% of wall.
+case_spin() {
+	local i wall d v
+	for i in 1 2 3 4; do bg spin 18; done
+	snap $C/a $PSI_DIR/cpu
+	sleep 15
+	snap $C/b $PSI_DIR/cpu
+	wall=$(($(snap_t $C/b) - $(snap_t $C/a)))
+	d=$(snap_delta $C/a $C/b $PSI_DIR/cpu some)
+	v=$(snap_val $C/b $PSI_DIR/cpu some avg10)
+	expect "cpu some avg10=$v, want >= 50" fge "${v:-0}" 50
+	expect "cpu some total grew ${d}us in ${wall}us wall, want >= 80%" pct_ge "$d" "$wall" 80
+	expect_monotonic $C/a $C/b $PSI_DIR/cpu
+	expect_format $PSI_DIR/cpu cpu
+	note "avg10=$v total+${d}us wall ${wall}us ($(awk -v d="$d" -v w="$wall" 'BEGIN { printf "%.1f", 100 * d / w }')%)"
+}
+
+# synchronous O_DIRECT reads for 10 s: io some and io full totals grow.
+case_io() {
+	local out ds df wall
+	snap $C/a $PSI_DIR/io
+	out=$(dio read $DISK 10 2>&1)
+	snap $C/b $PSI_DIR/io
+	wall=$(($(snap_t $C/b) - $(snap_t $C/a)))
+	ds=$(snap_delta $C/a $C/b $PSI_DIR/io some)
+	df=$(snap_delta $C/a $C/b $PSI_DIR/io full)
+	expect "dio failed: $out" [ "${out#dio read: }" != "$out" ]
+	expect "io some total delta ${ds}us, want > 0" igt "$ds" 0
+	expect "io full total delta ${df}us, want > 0" igt "$df" 0
+	expect_monotonic $C/a $C/b $PSI_DIR/io
+	note "$out; io some+${ds}us full+${df}us wall ${wall}us; avg10 some=$(snap_val $C/b $PSI_DIR/io some avg10) full=$(snap_val $C/b $PSI_DIR/io full avg10)"
+}
+
+# O_DIRECT writes + fsync for 5 s: io some grows (the flush path sleeps too).
+case_iowrite() {
+	local out ds df
+	snap $C/a $PSI_DIR/io
+	out=$(dio write $DISK 5 2>&1)
+	snap $C/b $PSI_DIR/io
+	ds=$(snap_delta $C/a $C/b $PSI_DIR/io some)
+	df=$(snap_delta $C/a $C/b $PSI_DIR/io full)
+	expect "dio failed: $out" [ "${out#dio write: }" != "$out" ]
+	expect "io some total delta ${ds}us, want > 0" igt "$ds" 0
+	note "$out; io some+${ds}us full+${df}us in $(($(snap_t $C/b) - $(snap_t $C/a)))us"
+}
+
+# 137 = SIGKILL (the OOM killer); anything else but 0 means the hog broke
+hog_ok() { [ "$1" = 0 ] || [ "$1" = 137 ]; }
+
+# two ~420 MiB hogs in a 512 MiB guest: reclaim, probably OOM kills;
+# memory some total grows.
+case_mem() {
+	local p1 p2 r1 r2 ds df m kills
+	m=$(dmesg_mark)
+	snap $C/a $PSI_DIR/memory
+	memhog 420 12 > $C/h1 2>&1 & p1=$!
+	memhog 420 12 > $C/h2 2>&1 & p2=$!
+	echo "$p1 $p2" >> $C/pids
+	wait $p1; r1=$?
+	wait $p2; r2=$?
+	snap $C/b $PSI_DIR/memory
+	ds=$(snap_delta $C/a $C/b $PSI_DIR/memory some)
+	df=$(snap_delta $C/a $C/b $PSI_DIR/memory full)
+	kills=$(dmesg_since $m | grep -c 'Killed process')
+	expect "memory some total delta ${ds}us, want > 0" igt "$ds" 0
+	expect_monotonic $C/a $C/b $PSI_DIR/memory
+	expect "memhog 1 exit status $r1, want 0 or 137: $(cat $C/h1)" hog_ok "$r1"
+	expect "memhog 2 exit status $r2, want 0 or 137: $(cat $C/h2)" hog_ok "$r2"
+	note "memory some+${ds}us full+${df}us in $(($(snap_t $C/b) - $(snap_t $C/a)))us; avg10 some=$(snap_val $C/b $PSI_DIR/memory some avg10); hog exits $r1/$r2; $kills OOM kills"
+}
+
+# hackbench (fork/exit/pipe wakeup storm) with the module attached: it
+# completes, the files keep their format, totals stay monotonic.
+case_hackbench() {
+	local out rc
+	snap $C/a $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
+	out=$(timeout 90 hackbench -p -g 4 -l 400 2>&1); rc=$?
+	snap $C/b $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
+	expect "hackbench exit $rc: $(echo "$out" | tail -1)" [ $rc = 0 ]
+	expect_format $PSI_DIR/cpu cpu
+	expect_format $PSI_DIR/io
+	expect_format $PSI_DIR/memory
+	expect_monotonic $C/a $C/b $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
+	note "$(echo "$out" | grep -i time | tail -1); cpu some+$(snap_delta $C/a $C/b $PSI_DIR/cpu some)us in $(($(snap_t $C/b) - $(snap_t $C/a)))us"
+}
+
+# dmesg after everything: no WARNING/BUG/Oops/lockdep/underflow/inconsistent,
+# and no psi_mod error/warning lines except the ones bad-parameter cases
+# provoked on purpose (recorded in $EXPECTED) and the kernel's taint notices.
+case_dmesg() {
+	local all=$C/dmesg hits pm
+	dmesg -r > $all
+	# scan from the start of the suite: boot-time noise is not ours
+	tail -n +$((SUITE_DMESG + 1)) $all > $C/suite
+	if [ -s $EXPECTED ]; then
+		grep -vxF -f $EXPECTED $C/suite > $C/check
+	else
+		cp $C/suite $C/check
+	fi
+	hits=$(grep -E 'WARNING|BUG|Oops|lockdep|underflow|inconsistent' $C/check | head -3 | tr '\n' '|')
+	expect "dmesg has: $hits" [ -z "$hits" ]
+	# psi_mod lines at level <= 4 (emerg..warning)
+	pm=$(grep -E '^<[0-4]>' $C/check | grep -i 'psi_mod' |
+		grep -vE 'taints kernel|module verification failed' | head -3 | tr '\n' '|')
+	expect "unexpected psi_mod error lines: $pm" [ -z "$pm" ]
+	note "$(wc -l < $C/suite) dmesg lines since suite start, $(wc -l < $EXPECTED) expected bad-parameter lines, $(grep -ci psi_mod $C/suite) mention psi_mod"
+}

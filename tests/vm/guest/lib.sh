@@ -1,0 +1,170 @@
+# Guest-side test library, sourced by the suite-*.sh scripts (busybox ash).
+#
+# No `set -e`: most commands in a test are expected to fail sometimes and
+# every failure is turned into an explicit FAIL with a reason instead.
+# `set -u` catches typos in variable names, which would otherwise make a
+# comparison silently true.
+set -u
+
+KO=/psi_mod.ko
+PSI_DIR=${PSI_DIR:-/proc/pressure}
+RESFILES="cpu io memory"
+# Strict per-line format of a pressure file (the kernel's seq_printf format).
+PSI_RE='^(some|full) avg10=[0-9]+\.[0-9]{2} avg60=[0-9]+\.[0-9]{2} avg300=[0-9]+\.[0-9]{2} total=[0-9]+$'
+CPU_FULL_ZERO='full avg10=0.00 avg60=0.00 avg300=0.00 total=0'
+C=/tmp/case			# per-case scratch state (reset by run_case)
+EXPECTED=/tmp/expected-dmesg	# dmesg lines the bad-parameter cases provoke on purpose
+
+# Results go to the console (humans read the log) and to ttyS1, a channel
+# the kernel never writes to, so the host parses lines no printk interleaves.
+report() {
+	echo "@@CASE $*"
+	if [ -c /dev/ttyS1 ]; then echo "@@CASE $*" > /dev/ttyS1; fi
+}
+
+# --- assertion bookkeeping (files, because cases run in a subshell)
+note() { echo "$*" >> $C/notes; }
+ok() { echo "$*" >> $C/asserts; }
+bad() { echo "$*" >> $C/fails; echo "  FAILED: $*"; }
+# expect DESC CMD...: one assertion; DESC is the failure reason.
+expect() {
+	local d=$1; shift
+	if "$@"; then ok "$d"; else bad "$d"; fi
+}
+# integer comparisons that are false (not a shell error) on a non-number,
+# e.g. the "?" snap_delta prints for an unreadable file
+isint() { case "$1" in ''|-|*[!0-9-]*) return 1 ;; esac; }
+igt() { isint "$1" && isint "$2" && [ "$1" -gt "$2" ]; }
+ige() { isint "$1" && isint "$2" && [ "$1" -ge "$2" ]; }
+ile() { isint "$1" && isint "$2" && [ "$1" -le "$2" ]; }
+# pct_ge PART WHOLE PCT: PART >= PCT% of WHOLE
+pct_ge() { isint "$1" && isint "$2" && [ $(($1 * 100)) -ge $(($2 * $3)) ]; }
+# float comparisons (ash arithmetic is integer only)
+fge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
+flt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'; }
+fle() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; }
+
+# --- background work owned by the current case; run_case kills leftovers
+bg() { "$@" & echo $! >> $C/pids; }
+bg_kill() {
+	[ -f $C/pids ] || return 0
+	for p in $(cat $C/pids); do kill -9 "$p" 2>/dev/null; done
+	for p in $(cat $C/pids); do wait "$p" 2>/dev/null; done
+	rm -f $C/pids
+}
+
+# join lines of a file with "; "
+joinl() { awk 'NR > 1 { printf "; " } { printf "%s", $0 }' "$@" 2>/dev/null; }
+
+# run_case NAME LIMIT_SECONDS FUNCTION
+# Runs FUNCTION in a subshell with a watchdog. PASS needs at least one
+# assertion and no failed one: a case that asserts nothing is a FAIL.
+# The watchdog is one sleeping process, not a polling loop: on an "idle"
+# system a loop forking `sleep 0.25` four times a second would itself show
+# up as cpu pressure (fork/exec under TCG takes milliseconds).
+run_case() {
+	local name=$1 limit=$2 fn=$3 pid wd d
+	rm -rf $C; mkdir -p $C
+	echo "--- case $name (limit ${limit}s) at $(cut -d' ' -f1 /proc/uptime)s"
+	( $fn ) &
+	pid=$!
+	( trap 'kill $sp 2>/dev/null; exit 0' TERM
+	  sleep $limit & sp=$!
+	  wait $sp
+	  touch $C/timeout
+	  kill -9 $pid 2>/dev/null ) &
+	wd=$!
+	wait $pid
+	kill $wd 2>/dev/null
+	wait $wd 2>/dev/null
+	bg_kill
+	d=$(joinl $C/notes)
+	if [ -f $C/timeout ]; then
+		report "$name FAIL timed out after ${limit}s${d:+ | $d}"
+	elif [ -s $C/fails ]; then
+		report "$name FAIL $(joinl $C/fails)${d:+ | $d}"
+	elif [ ! -s $C/asserts ]; then
+		report "$name FAIL case made no assertion${d:+ | $d}"
+	else
+		report "$name PASS ${d:-ok}"
+	fi
+}
+
+# --- reading pressure files
+# psi_val FILE some|full avg10|avg60|avg300|total
+psi_val() {
+	awk -v k="$2" -v f="$3" '$1 == k { for (i = 2; i <= NF; i++) {
+		split($i, a, "="); if (a[1] == f) print a[2] } }' "$1" 2>/dev/null
+}
+# snap OUT FILE...: back-to-back sample of FILEs with a timestamp (kit snap)
+snap() { local o=$1; shift; kit snap "$@" > "$o"; }
+snap_t() { awk '$1 == "T" { print $2 }' "$1"; }
+# snap_val SNAP FILE some|full FIELD
+snap_val() {
+	awk -v p="$2" -v k="$3" -v f="$4" '$1 == p && $2 == k { for (i = 3; i <= NF; i++) {
+		split($i, a, "="); if (a[1] == f) print a[2] } }' "$1"
+}
+# snap_delta A B FILE some|full: growth of total between two snapshots
+snap_delta() {
+	local a b
+	a=$(snap_val "$1" "$3" "$4" total); b=$(snap_val "$2" "$3" "$4" total)
+	[ -n "$a" ] && [ -n "$b" ] || { echo "?"; return; }
+	echo $((b - a))
+}
+
+# check_format FILE [cpu]: prints the reason and returns 1 if the file is not
+# exactly "some ...\nfull ...\n" matching PSI_RE; with "cpu" the full line must
+# also be all zeros.
+check_format() {
+	local f=$1 tmp=$C/fmt l1 l2 nl nr
+	cat "$f" > $tmp 2>/dev/null || { echo "$f: unreadable"; return 1; }
+	nl=$(wc -l < $tmp)
+	nr=$(awk 'END { print NR }' $tmp)
+	if [ "$nl" != 2 ] || [ "$nr" != 2 ]; then
+		echo "$f: $nr lines ($nl newlines), want 2: $(tr '\n' '|' < $tmp)"
+		return 1
+	fi
+	l1=$(sed -n 1p $tmp); l2=$(sed -n 2p $tmp)
+	case "$l1" in some\ *) ;; *) echo "$f: line 1 is not 'some': $l1"; return 1 ;; esac
+	case "$l2" in full\ *) ;; *) echo "$f: line 2 is not 'full': $l2"; return 1 ;; esac
+	echo "$l1" | grep -Eq "$PSI_RE" || { echo "$f: bad line: $l1"; return 1; }
+	echo "$l2" | grep -Eq "$PSI_RE" || { echo "$f: bad line: $l2"; return 1; }
+	if [ "${2:-}" = cpu ] && [ "$l2" != "$CPU_FULL_ZERO" ]; then
+		echo "$f: cpu full not all zeros: $l2"
+		return 1
+	fi
+	return 0
+}
+# expect_format FILE [cpu]: check_format as an assertion
+expect_format() {
+	local r
+	if r=$(check_format "$@"); then ok "format $1"; else bad "$r"; fi
+}
+
+# --- module control
+mod_loaded() { [ -d /sys/module/psi_mod ]; }
+# mod_load PARAMS...: prints kit's result ("ok" or "EEXIST (17: File exists)")
+mod_load() { kit load $KO "$@"; }
+mod_unload() { rmmod psi_mod 2>&1; }
+ensure_loaded() { mod_loaded || mod_load "$@" > /dev/null; mod_loaded; }
+ensure_unloaded() { mod_loaded && mod_unload > /dev/null; ! mod_loaded; }
+files_exist() { local r; for r in $RESFILES; do [ -e "$PSI_DIR/$r" ] || return 1; done; }
+files_absent() { local r; for r in $RESFILES; do [ ! -e "$PSI_DIR/$r" ] || return 1; done; }
+
+# --- dmesg bookkeeping (raw: "<level>[time] text")
+dmesg_mark() { dmesg -r | wc -l; }
+dmesg_since() { dmesg -r | tail -n +$(($1 + 1)); }
+
+# suite_begin / suite_end: common start and end of a suite
+suite_begin() {
+	# the OOM killer must pick the memory hogs, never the test shell
+	echo -1000 > /proc/self/oom_score_adj
+	: > $EXPECTED
+	SUITE_DMESG=$(dmesg_mark)
+	echo "suite start: $(nproc) cpus, $(awk '/MemTotal/ { print $2 / 1024 " MiB" }' /proc/meminfo), psi dir $PSI_DIR"
+}
+suite_end() {
+	echo "@@DMESG-BEGIN (since suite start)"
+	dmesg_since "$SUITE_DMESG"
+	echo "@@DMESG-END"
+}

@@ -1,0 +1,136 @@
+# Suite "psi0": the module on a kernel booted psi=0 (its intended use).
+# The host reads the case list from the CASES= line below.
+CASES="load format idle spin io iowrite mem hackbench toggle badparams rmmod-readers loadunload dmesg"
+. /tests/lib.sh
+. /tests/cases.sh
+PSI_DIR=/proc/pressure
+
+# enable 1 -> 0 -> 1 at runtime under 4 spinners: files vanish, come back,
+# and the numbers after the return are sane and restarted.
+case_toggle() {
+	local i r ton wall t f k v before
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	for i in 1 2 3 4; do bg spin 20; done
+	sleep 2
+	before=$(psi_val $PSI_DIR/cpu some total)
+	r=$(kit write $ENABLE 0)
+	expect "write 0 to enable: $r" [ "$r" = ok ]
+	expect "files still present after enable=0" files_absent
+	expect "enable reads '$(cat $ENABLE)' after writing 0, want N" [ "$(cat $ENABLE)" = N ]
+	note "after 0: $PSI_DIR $([ -e $PSI_DIR ] && echo remains || echo removed)"
+	sleep 2
+	r=$(kit write $ENABLE 1)
+	ton=$(kit now)
+	expect "write 1 to enable: $r" [ "$r" = ok ]
+	expect "files missing after enable=1" files_exist
+	expect "enable reads '$(cat $ENABLE)' after writing 1, want Y" [ "$(cat $ENABLE)" = Y ]
+	sleep 3
+	snap $C/b $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
+	wall=$(($(snap_t $C/b) - ton))
+	expect_format $PSI_DIR/cpu cpu
+	expect_format $PSI_DIR/io
+	expect_format $PSI_DIR/memory
+	for f in $RESFILES; do
+		for k in some full; do
+			v=$(snap_val $C/b $PSI_DIR/$f $k avg10)
+			expect "$f $k avg10=$v after re-enable, want <= 100" fle "${v:-999}" 100
+			t=$(snap_val $C/b $PSI_DIR/$f $k total)
+			# restarted: no more stall than wall time since re-enable (+10%, +0.1 s)
+			expect "$f $k total=$t ${wall}us after re-enable: not restarted" \
+				ile "$t" $((wall * 11 / 10 + 100000))
+		done
+	done
+	note "cpu some total before disable ${before}us, ${wall}us after re-enable $(snap_val $C/b $PSI_DIR/cpu some total)us, avg10=$(snap_val $C/b $PSI_DIR/cpu some avg10)"
+}
+
+# bad parameters at insmod and at runtime are refused with EINVAL
+case_badparams() {
+	local p r m e
+	ensure_unloaded || { bad "cannot unload the module first"; return; }
+	for p in enable=2 proc_dir=a/b proc_dir=.. proc_dir=. proc_dir=; do
+		m=$(dmesg_mark)
+		r=$(mod_load "$p")
+		dmesg_since $m >> $EXPECTED
+		expect "insmod $p: got '$r', want EINVAL" [ "${r%% *}" = EINVAL ]
+		if mod_loaded; then
+			bad "module loaded with $p"
+			mod_unload > /dev/null
+		fi
+		note "$p: ${r%% *}"
+	done
+	ensure_loaded || { bad "plain insmod failed after the bad ones"; return; }
+	e=$(stat -c %a $ENABLE)
+	note "enable mode 0$e"
+	for v in 2 foo; do
+		m=$(dmesg_mark)
+		r=$(kit write $ENABLE $v)
+		dmesg_since $m >> $EXPECTED
+		expect "write '$v' to enable: got '$r', want EINVAL" [ "${r%% *}" = EINVAL ]
+		note "enable<-$v: ${r%% *}"
+	done
+	expect "enable reads '$(cat $ENABLE)' after bad writes, want Y" [ "$(cat $ENABLE)" = Y ]
+	expect "files gone after bad writes to enable" files_exist
+}
+
+# rmmod while readers loop on the files and hold fds open
+case_rmmod_readers() {
+	local i r rc n hold
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	for i in 1 2 3; do
+		bg sh -c "while :; do cat $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory > /dev/null 2>&1; done"
+	done
+	bg sh -c "exec 3< $PSI_DIR/cpu; sleep 30"
+	bg sh -c "exec 3< $PSI_DIR/memory; while :; do cat <&3 > /dev/null 2>&1; sleep 0.1; done"
+	# same fd read from offset 0 in a loop, before and after the removal
+	kit hold $PSI_DIR/io 8 > $C/hold 2>&1 & hold=$!
+	echo $hold >> $C/pids
+	sleep 2
+	r=$(timeout 30 rmmod psi_mod 2>&1); rc=$?
+	expect "rmmod under readers: exit $rc $r" [ $rc = 0 ]
+	expect "module still loaded after rmmod" eval '! mod_loaded'
+	expect "$PSI_DIR still exists after rmmod" [ ! -e $PSI_DIR ]
+	wait $hold; rc=$?
+	expect "fd holder (kit hold) exit $rc: $(cat $C/hold)" [ $rc = 0 ]
+	# still responsive: fork a batch of processes and use the clock
+	n=0
+	for i in 1 2 3 4 5 6 7 8 9 10; do ( true ) && n=$((n + 1)); done
+	expect "system unresponsive after rmmod ($n/10 forks)" [ $n = 10 ]
+	expect "sleep broken after rmmod" sleep 0.2
+	note "$(cat $C/hold)"
+}
+
+# 20 quick load/unload cycles
+case_loadunload() {
+	local i r fails=0 t0 t1
+	ensure_unloaded || { bad "cannot unload the module first"; return; }
+	t0=$(kit now)
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		r=$(mod_load)
+		if [ "$r" != ok ]; then bad "cycle $i insmod: $r"; fails=$((fails + 1)); fi
+		[ -e $PSI_DIR/cpu ] || { bad "cycle $i: no $PSI_DIR/cpu"; fails=$((fails + 1)); }
+		cat $PSI_DIR/memory > /dev/null 2>&1 || { bad "cycle $i: memory unreadable"; fails=$((fails + 1)); }
+		r=$(mod_unload)
+		if [ $? != 0 ]; then bad "cycle $i rmmod: $r"; fails=$((fails + 1)); fi
+		[ ! -e $PSI_DIR ] || { bad "cycle $i: $PSI_DIR left after rmmod"; fails=$((fails + 1)); }
+		[ $fails -lt 3 ] || break
+		[ $fails != 0 ] || ok "cycle $i"
+	done
+	t1=$(kit now)
+	note "$i cycles in $(((t1 - t0) / 1000)) ms, $fails failures"
+}
+
+suite_begin
+run_case load 20 case_load
+run_case format 10 case_format
+run_case idle 30 case_idle
+run_case spin 40 case_spin
+run_case io 30 case_io
+run_case iowrite 30 case_iowrite
+run_case mem 60 case_mem
+run_case hackbench 120 case_hackbench
+run_case toggle 40 case_toggle
+run_case badparams 40 case_badparams
+run_case rmmod-readers 60 case_rmmod_readers
+run_case loadunload 120 case_loadunload
+run_case dmesg 20 case_dmesg
+suite_end

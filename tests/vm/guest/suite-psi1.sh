@@ -1,0 +1,122 @@
+# Suite "psi1": side by side with the kernel's own PSI (booted psi=1).
+# The module must refuse the default proc_dir (the kernel owns
+# /proc/pressure), load under proc_dir=psi_mod, and agree with the kernel.
+# The host reads the case list from the CASES= line below.
+CASES="eexist sbs-load sbs-cpu sbs-io sbs-memory sbs-unload dmesg"
+. /tests/lib.sh
+. /tests/cases.sh
+K=/proc/pressure
+M=/proc/psi_mod
+PSI_DIR=$M
+
+# default proc_dir collides with the kernel's directory: EEXIST, one dmesg line
+case_eexist() {
+	local m r n
+	expect "$K/cpu missing: not booted psi=1?" [ -f $K/cpu ]
+	m=$(dmesg_mark)
+	r=$(mod_load)
+	dmesg_since $m > $C/new
+	cat $C/new >> $EXPECTED
+	expect "insmod without proc_dir: got '$r', want EEXIST" [ "${r%% *}" = EEXIST ]
+	expect "module loaded despite EEXIST" eval '! mod_loaded'
+	n=$(grep -c 'proc_dir' $C/new)
+	expect "$n new dmesg lines mention proc_dir, want 1" [ "$n" = 1 ]
+	note "insmod: $r; dmesg: $(grep 'proc_dir' $C/new | head -2 | sed 's/^<[0-9]*>//' | tr '\n' '|')"
+	mod_loaded && mod_unload > /dev/null
+}
+
+case_sbs_load() {
+	local r f
+	r=$(mod_load proc_dir=psi_mod)
+	expect "insmod proc_dir=psi_mod: $r" [ "$r" = ok ]
+	for f in $RESFILES; do
+		if [ $f = cpu ]; then expect_format $M/$f cpu; else expect_format $M/$f; fi
+	done
+	expect_format $K/cpu cpu
+	note "kernel cpu: $(head -1 $K/cpu) | psi_mod cpu: $(head -1 $M/cpu)"
+}
+
+# compare the growth of one total in /proc/pressure and /proc/psi_mod
+# sbs_compare RES some|full TOLERANCE_PCT(empty: no assertion) LABEL
+sbs_compare() {
+	local res=$1 k=$2 tol=$3 dk dm diff
+	dk=$(snap_delta $C/a $C/b $K/$res $k)
+	dm=$(snap_delta $C/a $C/b $M/$res $k)
+	note "$res $k kernel+${dk}us psi_mod+${dm}us ($(awk -v k="$dk" -v m="$dm" 'BEGIN { if (k > 0) printf "%+.1f%%", 100 * (m - k) / k; else print "n/a" }'))"
+	[ -n "$tol" ] || return 0
+	if isint "$dk" && isint "$dm"; then
+		diff=$((dm - dk)); [ $diff -ge 0 ] || diff=$((-diff))
+		expect "$res $k: psi_mod +${dm}us vs kernel +${dk}us, differ by more than ${tol}%" \
+			[ $((diff * 100)) -le $((dk * tol)) ]
+	else
+		bad "$res $k: unreadable totals (kernel $dk, psi_mod $dm)"
+	fi
+}
+
+case_sbs_cpu() {
+	local i wall dk
+	mod_loaded || { bad "module not loaded"; return; }
+	for i in 1 2 3 4; do bg spin 18; done
+	snap $C/a $K/cpu $M/cpu
+	sleep 15
+	snap $C/b $K/cpu $M/cpu
+	wall=$(($(snap_t $C/b) - $(snap_t $C/a)))
+	# the reference must show the load, or the comparison says nothing
+	dk=$(snap_delta $C/a $C/b $K/cpu some)
+	expect "kernel cpu some grew only ${dk}us in ${wall}us: workload did not load the cpus" pct_ge "$dk" "$wall" 50
+	sbs_compare cpu some 10
+	note "wall ${wall}us; avg10 kernel=$(snap_val $C/b $K/cpu some avg10) psi_mod=$(snap_val $C/b $M/cpu some avg10)"
+}
+
+case_sbs_io() {
+	local out dk
+	mod_loaded || { bad "module not loaded"; return; }
+	snap $C/a $K/io $M/io
+	out=$(dio read $DISK 10 2>&1)
+	snap $C/b $K/io $M/io
+	dk=$(snap_delta $C/a $C/b $K/io some)
+	expect "kernel io some grew only ${dk}us: no io stall produced ($out)" igt "$dk" 0
+	sbs_compare io some 10
+	sbs_compare io full ""
+	note "$out; avg10 kernel=$(snap_val $C/b $K/io some avg10) psi_mod=$(snap_val $C/b $M/io some avg10)"
+}
+
+# memory: reclaim stalls are bursty and depend on who the OOM killer hits;
+# the brief sets no tolerance, so assert only that both see the stall and
+# record the ratio.
+case_sbs_memory() {
+	local dk dm p1 p2
+	mod_loaded || { bad "module not loaded"; return; }
+	snap $C/a $K/memory $M/memory
+	memhog 420 12 > /dev/null 2>&1 & p1=$!
+	memhog 420 12 > /dev/null 2>&1 & p2=$!
+	echo "$p1 $p2" >> $C/pids
+	wait $p1; wait $p2
+	snap $C/b $K/memory $M/memory
+	dk=$(snap_delta $C/a $C/b $K/memory some)
+	dm=$(snap_delta $C/a $C/b $M/memory some)
+	expect "kernel memory some grew ${dk}us, want > 0" igt "$dk" 0
+	expect "psi_mod memory some grew ${dm}us, want > 0" igt "$dm" 0
+	sbs_compare memory some ""
+	sbs_compare memory full ""
+}
+
+case_sbs_unload() {
+	local r
+	r=$(mod_unload); 
+	expect "rmmod: $r" eval '! mod_loaded'
+	expect "$M still exists after rmmod" [ ! -e $M ]
+	expect_format $K/cpu cpu
+	expect_format $K/io
+	expect_format $K/memory
+}
+
+suite_begin
+run_case eexist 20 case_eexist
+run_case sbs-load 20 case_sbs_load
+run_case sbs-cpu 40 case_sbs_cpu
+run_case sbs-io 30 case_sbs_io
+run_case sbs-memory 60 case_sbs_memory
+run_case sbs-unload 20 case_sbs_unload
+run_case dmesg 20 case_dmesg
+suite_end

@@ -1,0 +1,186 @@
+// kit: small syscall-level tools the busybox applets cannot give us precisely.
+//
+//   kit now                      CLOCK_MONOTONIC in microseconds (busybox date
+//                                has no sub-second output; PSI totals are in us)
+//   kit snap FILE...             print "T <us>" and then every line of every
+//                                FILE as "<FILE> <line>", all from one process,
+//                                so several pressure files are sampled back to
+//                                back (microseconds apart, no fork/exec between)
+//   kit load KO [PARAMS...]      finit_module(); prints "ok" or the errno name
+//                                and message (busybox insmod only prints text)
+//   kit write FILE STRING        open(O_WRONLY)+write(STRING"\n") like `echo`,
+//                                prints "ok" or the errno name and message
+//   kit hold FILE SECONDS        open FILE once and pread() it from offset 0 in
+//                                a loop for SECONDS through the same fd, the
+//                                way a monitoring daemon keeps its fd; prints
+//                                counts of good reads and of each errno. Used
+//                                to race rmmod against a reader holding an fd.
+// Exit status: 0 on success, 1 on a failed syscall (after printing it), 2 usage.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *ename(int e)
+{
+	switch (e) {
+	case EEXIST: return "EEXIST";
+	case EINVAL: return "EINVAL";
+	case ENOENT: return "ENOENT";
+	case EBUSY: return "EBUSY";
+	case ENOMEM: return "ENOMEM";
+	case EPERM: return "EPERM";
+	case EACCES: return "EACCES";
+	case EIO: return "EIO";
+	case ENODEV: return "ENODEV";
+	case ENOEXEC: return "ENOEXEC";
+	case EFAULT: return "EFAULT";
+	case ENOSPC: return "ENOSPC";
+	case EAGAIN: return "EAGAIN";
+	default: return "E?";
+	}
+}
+
+static void perr(int e)
+{
+	printf("%s (%d: %s)\n", ename(e), e, strerror(e));
+}
+
+static long long now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+static int do_snap(int n, char **files)
+{
+	static char buf[16][4096];
+	ssize_t len[16];
+	int err = 0;
+	if (n > 16)
+		n = 16;
+	long long t = now_us();
+	// read everything first, print afterwards: keeps the reads back to back
+	for (int i = 0; i < n; i++) {
+		int fd = open(files[i], O_RDONLY);
+		len[i] = fd < 0 ? -1 : read(fd, buf[i], sizeof(buf[i]) - 1);
+		if (fd >= 0)
+			close(fd);
+	}
+	printf("T %lld\n", t);
+	for (int i = 0; i < n; i++) {
+		if (len[i] < 0) {
+			printf("%s ERROR\n", files[i]);
+			err = 1;
+			continue;
+		}
+		buf[i][len[i]] = 0;
+		for (char *s = buf[i], *nl; *s; s = nl + 1) {
+			nl = strchr(s, '\n');
+			if (!nl) {
+				printf("%s %s\n", files[i], s);
+				break;
+			}
+			printf("%s %.*s\n", files[i], (int)(nl - s), s);
+		}
+	}
+	return err;
+}
+
+static int do_load(const char *ko, int n, char **params)
+{
+	char p[4096] = "";
+	for (int i = 0; i < n; i++) {
+		if (i)
+			strncat(p, " ", sizeof(p) - strlen(p) - 1);
+		strncat(p, params[i], sizeof(p) - strlen(p) - 1);
+	}
+	int fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		printf("open %s: ", ko);
+		perr(errno);
+		return 1;
+	}
+	if (syscall(SYS_finit_module, fd, p, 0) != 0) {
+		perr(errno);
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
+
+static int do_write(const char *file, const char *s)
+{
+	char b[4096];
+	snprintf(b, sizeof(b), "%s\n", s);
+	int fd = open(file, O_WRONLY);
+	if (fd < 0) {
+		printf("open: ");
+		perr(errno);
+		return 1;
+	}
+	ssize_t r = write(fd, b, strlen(b));
+	int e = errno;
+	close(fd);
+	if (r < 0) {
+		perr(e);
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
+
+static int do_hold(const char *file, double secs)
+{
+	int fd = open(file, O_RDONLY);
+	if (fd < 0) {
+		printf("open: ");
+		perr(errno);
+		return 1;
+	}
+	long long end = now_us() + (long long)(secs * 1e6);
+	unsigned long good = 0, bad = 0, empty = 0;
+	int last_err = 0;
+	char b[4096];
+	while (now_us() < end) {
+		ssize_t r = pread(fd, b, sizeof(b), 0);
+		if (r > 0)
+			good++;
+		else if (r == 0)
+			empty++;
+		else {
+			bad++;
+			last_err = errno;
+			usleep(1000);	// the file is gone; do not spin on errors
+		}
+	}
+	printf("hold: %lu good reads, %lu empty, %lu errors", good, empty, bad);
+	if (bad)
+		printf(" (last %s)", ename(last_err));
+	printf("\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "now")) {
+		printf("%lld\n", now_us());
+		return 0;
+	}
+	if (argc >= 3 && !strcmp(argv[1], "snap"))
+		return do_snap(argc - 2, argv + 2);
+	if (argc >= 3 && !strcmp(argv[1], "load"))
+		return do_load(argv[2], argc - 3, argv + 3);
+	if (argc == 4 && !strcmp(argv[1], "write"))
+		return do_write(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "hold"))
+		return do_hold(argv[2], atof(argv[3]));
+	fprintf(stderr, "usage: kit now | snap FILE... | load KO [PARAM...] | write FILE STRING | hold FILE SECONDS\n");
+	return 2;
+}

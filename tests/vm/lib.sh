@@ -1,0 +1,101 @@
+# Host-side helpers shared by run.sh and demo.sh (sourced, not executed).
+# Everything the harness builds goes under $PSI_VM_BUILD (default
+# <repo>/build/vm, and /build/ is gitignored).
+
+PSI_VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PSI_REPO=$(cd "$PSI_VM_DIR/../.." && pwd)
+PSI_VM_BUILD=${PSI_VM_BUILD:-$PSI_REPO/build/vm}
+
+log() { printf '== %s\n' "$*" >&2; }
+die() { printf 'ERROR: %s\n' "$*" >&2; exit 2; }
+
+# The kernel under test: $KVER if given, else the newest installed Debian 6.1
+# image. Never a hard-coded ABI number: the archive moves on.
+find_kver() {
+	if [ -n "${KVER:-}" ]; then
+		echo "$KVER"
+		return
+	fi
+	local img
+	img=$(ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -1)
+	[ -n "$img" ] || die "no /boot/vmlinuz-6.1.*-amd64 installed (run tests/vm/deps.sh)"
+	img=${img#/boot/vmlinuz-}
+	echo "$img"
+}
+
+# Kernel image and module tree for $1; a KVER unpacked elsewhere (see
+# docs on dpkg -x) can be pointed at with PSI_VM_KERNEL / PSI_VM_MODDIR.
+kernel_image() { echo "${PSI_VM_KERNEL:-/boot/vmlinuz-$1}"; }
+module_dir() { echo "${PSI_VM_MODDIR:-/lib/modules/$1}"; }
+
+# Build psi_mod.ko for $1 and print its path. Prefer the repo's own
+# `make module KVER=` target (the Makefile belongs to the module author);
+# until it exists fall back to the plain kbuild invocation it wraps.
+build_module() {
+	local kver=$1 kdir
+	kdir=$(module_dir "$kver")/build
+	[ -d "$kdir" ] || die "no kernel build tree at $kdir (install linux-headers for $kver)"
+	if [ -f "$PSI_REPO/Makefile" ] && make -C "$PSI_REPO" -n module KVER="$kver" >/dev/null 2>&1; then
+		log "building module: make -C $PSI_REPO module KVER=$kver"
+		make -C "$PSI_REPO" module KVER="$kver" >&2 || return 1
+	else
+		log "building module: make -C $kdir M=$PSI_REPO modules (no 'module' target yet)"
+		make -C "$kdir" M="$PSI_REPO" modules >&2 || return 1
+	fi
+	[ -f "$PSI_REPO/psi_mod.ko" ] || { echo "build produced no psi_mod.ko" >&2; return 1; }
+	# A module built against other headers would fail in the guest with a
+	# confusing ENOEXEC; catch it here with a clear message.
+	local vm
+	vm=$(modinfo -F vermagic "$PSI_REPO/psi_mod.ko")
+	case "$vm" in
+	"$kver "*) ;;
+	*) echo "psi_mod.ko vermagic '$vm' does not match $kver" >&2; return 1 ;;
+	esac
+	echo "$PSI_REPO/psi_mod.ko"
+}
+
+# Compile the static guest helpers into $PSI_VM_BUILD/bin (never committed).
+build_helpers() {
+	local out=$PSI_VM_BUILD/bin src
+	mkdir -p "$out"
+	for src in "$PSI_VM_DIR"/helpers/*.c; do
+		local b
+		b=$out/$(basename "$src" .c)
+		if [ ! -x "$b" ] || [ "$src" -nt "$b" ]; then
+			gcc -static -O2 -Wall -Wextra -o "$b" "$src" >&2 || return 1
+		fi
+	done
+	echo "$out"
+}
+
+# A raw disk for the O_DIRECT cases. Filled with real data (not sparse) so
+# that reads hit allocated blocks on the host too.
+make_disk() {
+	local img=$PSI_VM_BUILD/disk.img
+	if [ ! -f "$img" ] || [ "$(stat -c %s "$img")" -ne $((128 << 20)) ]; then
+		mkdir -p "$PSI_VM_BUILD"
+		dd if=/dev/urandom of="$img.tmp" bs=1M count=128 status=none
+		mv "$img.tmp" "$img"
+	fi
+	echo "$img"
+}
+
+# qemu command line for kernel $1, initrd $2, disk $3, psi=$4, extra cmdline $5,
+# results channel file $6 (the guest's ttyS1). Serial console (ttyS0) goes to
+# stdout, which callers redirect to the log file or a terminal.
+#   - TCG by default: KVM in this nested setup hangs after the decompressor.
+#     PSI_MOD_ACCEL=kvm opts in.
+#   - panic=-1 with -no-reboot: a panic (panic_on_warn/oops=panic) ends qemu
+#     at once instead of hanging until the host timeout.
+#   - cache=none: the host page cache must not absorb the guest's O_DIRECT.
+#   - loglevel=5 (not `quiet`): WARNING splats are KERN_WARNING (4) and must
+#     reach the serial log; `quiet` would hide them.
+qemu_cmd() {
+	local kver=$1 initrd=$2 disk=$3 psi=$4 extra=$5 res=$6 accel=${PSI_MOD_ACCEL:-tcg}
+	QEMU_ARGV=(qemu-system-x86_64 -accel "$accel" -smp 2 -m "${PSI_VM_MEM:-512M}"
+		-nographic -no-reboot
+		-kernel "$(kernel_image "$kver")" -initrd "$initrd"
+		-drive "file=$disk,format=raw,if=virtio,cache=${PSI_VM_DISK_CACHE:-none}"
+		-serial mon:stdio -serial "file:$res"
+		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=${PSI_VM_LOGLEVEL:-5} $extra")
+}
