@@ -16,10 +16,15 @@ void psim_state_stop(void);
 int psim_show(struct seq_file *m, enum psim_res res);
 u32 psim_underflows(void);
 
-void psim_probe_switch(PSIM_SWITCH_PROTO(data, preempt, prev, next));
-void psim_probe_wakeup(void *data, struct task_struct *p);
-void psim_probe_wakeup_new(void *data, struct task_struct *p);
-void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu);
+/* The scheduler tracepoints psi_mod attaches to, in attach order. */
+struct psim_probe {
+	const char *name;
+	void *func;
+	struct tracepoint *tp;	/* looked up by name at load */
+};
+
+#define PSIM_NR_PROBES	4
+extern struct psim_probe psim_probes[PSIM_NR_PROBES];
 int psim_kp_memstall_enter(struct kprobe *kp, struct pt_regs *regs);
 int psim_kp_memstall_leave(struct kprobe *kp, struct pt_regs *regs);
 

@@ -10,24 +10,28 @@
 #include <linux/sched.h>
 #include <trace/events/sched.h>
 
+/* The one place that compares kernel versions. */
+#define PSIM_KERNEL_AT_LEAST(major, minor)				\
+	(KERNEL_VERSION(major, minor, 0) <= LINUX_VERSION_CODE)
+
 /*
  * sched_switch gained the prev_state argument in 5.18. psi_mod does not
  * use it: the state to read is prev's state *at* the tracepoint (a task
  * with a pending signal was reset to TASK_RUNNING after prev_state was
  * taken, and stays queued), see psim_task_blocked().
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 18, 0)
-#define PSIM_SWITCH_PROTO(data, preempt, prev, next)			\
+#if PSIM_KERNEL_AT_LEAST(5, 18)
+#define PSIM_SWITCH_PROTO						\
 	void *data, bool preempt, struct task_struct *prev,		\
 	struct task_struct *next, unsigned int prev_state
 #else
-#define PSIM_SWITCH_PROTO(data, preempt, prev, next)			\
+#define PSIM_SWITCH_PROTO						\
 	void *data, bool preempt, struct task_struct *prev,		\
 	struct task_struct *next
 #endif
 
 /* task_struct::state became __state in 5.14. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 14, 0)
+#if PSIM_KERNEL_AT_LEAST(5, 14)
 #define psim_task_state(p)	READ_ONCE((p)->__state)
 #else
 #define psim_task_state(p)	READ_ONCE((p)->state)

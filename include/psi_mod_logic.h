@@ -15,16 +15,18 @@
 #define PSI_MOD_LOGIC_H
 
 #ifdef __KERNEL__
+#include <linux/bits.h>
 #include <linux/types.h>
 #include <linux/math64.h>
 #include <linux/string.h>
 #else
 #include <stdbool.h>
-#include <stdint.h>
 #include <string.h>
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+#define BIT(nr)	(1UL << (nr))
 static inline u64 div_u64(u64 dividend, u32 divisor)
 {
 	return dividend / divisor;
@@ -45,10 +47,10 @@ enum psim_task_count {
  * charged to, so a task's flags are exactly the clear mask that takes it off
  * a CPU. The upper byte of a task word holds its memstall nesting depth.
  */
-#define PSIM_TSK_IOWAIT			(1U << PSIM_NR_IOWAIT)
-#define PSIM_TSK_MEMSTALL		(1U << PSIM_NR_MEMSTALL)
-#define PSIM_TSK_RUNNING		(1U << PSIM_NR_RUNNING)
-#define PSIM_TSK_MEMSTALL_RUNNING	(1U << PSIM_NR_MEMSTALL_RUNNING)
+#define PSIM_TSK_IOWAIT			BIT(PSIM_NR_IOWAIT)
+#define PSIM_TSK_MEMSTALL		BIT(PSIM_NR_MEMSTALL)
+#define PSIM_TSK_RUNNING		BIT(PSIM_NR_RUNNING)
+#define PSIM_TSK_MEMSTALL_RUNNING	BIT(PSIM_NR_MEMSTALL_RUNNING)
 #define PSIM_TSK_MASK			((1U << PSIM_NR_COUNTS) - 1)
 #define PSIM_DEPTH_SHIFT		8
 #define PSIM_DEPTH_MAX			0xffU
@@ -74,7 +76,7 @@ enum psim_res {
 
 /* Averaging constants of the kernel's PSI and loadavg. */
 #define PSIM_FSHIFT	11
-#define PSIM_FIXED_1	(1UL << PSIM_FSHIFT)
+#define PSIM_FIXED_1	BIT(PSIM_FSHIFT)
 #define PSIM_EXP_10s	1677	/* 1/exp(2s/10s) as fixed-point */
 #define PSIM_EXP_60s	1981	/* 1/exp(2s/60s) */
 #define PSIM_EXP_300s	2034	/* 1/exp(2s/300s) */

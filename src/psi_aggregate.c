@@ -35,7 +35,7 @@
 #define PSIM_FREQ	(2 * HZ + 1)
 
 /* Aggregator-only flag in the changed-states mask: keep the clock going. */
-#define PSIM_STATE_RESCHEDULE	(1U << 31)
+#define PSIM_STATE_RESCHEDULE	BIT(31)
 
 struct psim_pcpu {
 	raw_spinlock_t lock;
@@ -105,7 +105,7 @@ static inline void psim_update(struct psim_cpu_state *st, int cpu)
 	st->state_mask = psim_state_mask(st);
 }
 
-void psim_probe_switch(PSIM_SWITCH_PROTO(data, preempt, prev, next))
+static void psim_probe_switch(PSIM_SWITCH_PROTO)
 {
 	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
 	bool wake_clock = true;
@@ -114,7 +114,8 @@ void psim_probe_switch(PSIM_SWITCH_PROTO(data, preempt, prev, next))
 
 	raw_spin_lock(&pc->lock);
 
-	if (prev->pid && (w = psim_word(prev))) {
+	w = psim_word(prev);
+	if (prev->pid && w) {
 		unsigned int state = psim_task_state(prev);
 		/*
 		 * prev blocked if it was not preempted and its state is not
@@ -136,7 +137,8 @@ void psim_probe_switch(PSIM_SWITCH_PROTO(data, preempt, prev, next))
 			wake_clock = false;
 	}
 
-	if (next->pid && (w = psim_word(next))) {
+	w = psim_word(next);
+	if (next->pid && w) {
 		nw = psim_task_wakeup(*w, &clear, &set);
 		WRITE_ONCE(*w, nw);
 		psim_counts(&pc->st, clear, set);
@@ -151,7 +153,7 @@ void psim_probe_switch(PSIM_SWITCH_PROTO(data, preempt, prev, next))
 		psim_wake_clock();
 }
 
-void psim_probe_wakeup(void *data, struct task_struct *p)
+static void psim_probe_wakeup(void *data, struct task_struct *p)
 {
 	unsigned int clear, set;
 	struct psim_pcpu *pc;
@@ -179,7 +181,7 @@ void psim_probe_wakeup(void *data, struct task_struct *p)
 	psim_wake_clock();
 }
 
-void psim_probe_wakeup_new(void *data, struct task_struct *p)
+static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 {
 	struct psim_pcpu *pc;
 	unsigned long flags;
@@ -207,7 +209,7 @@ void psim_probe_wakeup_new(void *data, struct task_struct *p)
  * slept with (iowait, memstall), which was charged to the CPU it slept on.
  * The tracepoint fires before task_cpu() changes.
  */
-void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
+static void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
 {
 	int src_cpu = task_cpu(p);
 	unsigned int clear, set;
@@ -236,6 +238,29 @@ void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
 	local_irq_restore(flags);
 
 	psim_wake_clock();
+}
+
+/*
+ * In attach order: the events that make tasks runnable first, so that no
+ * task is put to sleep by a switch while its wakeup could still be missed.
+ */
+struct psim_probe psim_probes[PSIM_NR_PROBES] = {
+	{ .name = "sched_migrate_task",	.func = psim_probe_migrate },
+	{ .name = "sched_wakeup_new",	.func = psim_probe_wakeup_new },
+	{ .name = "sched_wakeup",	.func = psim_probe_wakeup },
+	{ .name = "sched_switch",	.func = psim_probe_switch },
+};
+
+/*
+ * Never called: a probe whose prototype drifts from its tracepoint's
+ * breaks the build here instead of the stack at run time.
+ */
+static void __maybe_unused psim_check_probes(void)
+{
+	PSIM_CHECK_PROBE(sched_migrate_task, psim_probe_migrate);
+	PSIM_CHECK_PROBE(sched_wakeup_new, psim_probe_wakeup_new);
+	PSIM_CHECK_PROBE(sched_wakeup, psim_probe_wakeup);
+	PSIM_CHECK_PROBE(sched_switch, psim_probe_switch);
 }
 
 /* The memstall probes run in the stalled task's own context. */

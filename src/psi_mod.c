@@ -29,23 +29,6 @@ static DEFINE_MUTEX(psim_ctl_lock);
 static bool psim_ready;
 static bool psim_active;
 
-struct psim_tracepoint {
-	const char *name;
-	void *probe;
-	struct tracepoint *tp;
-};
-
-/*
- * In attach order: the events that make tasks runnable first, so that no
- * task is put to sleep by a switch while its wakeup could still be missed.
- */
-static struct psim_tracepoint psim_tps[] = {
-	{ .name = "sched_migrate_task",	.probe = psim_probe_migrate },
-	{ .name = "sched_wakeup_new",	.probe = psim_probe_wakeup_new },
-	{ .name = "sched_wakeup",	.probe = psim_probe_wakeup },
-	{ .name = "sched_switch",	.probe = psim_probe_switch },
-};
-
 /*
  * Memory stalls are bracketed by psi_memstall_enter/leave(), which return
  * at once when the kernel's PSI is off; a kprobe on their entry still
@@ -58,7 +41,7 @@ static bool psim_kps_attached;
 static void psim_detach_tracepoints(int n)
 {
 	while (n-- > 0)
-		tracepoint_probe_unregister(psim_tps[n].tp, psim_tps[n].probe,
+		tracepoint_probe_unregister(psim_probes[n].tp, psim_probes[n].func,
 					    NULL);
 }
 
@@ -78,12 +61,12 @@ static int psim_attach(void)
 		pr_warn_once("psi_mod: no kprobe on psi_memstall_enter/leave (%d): memory pressure will read zero\n",
 			     ret);
 
-	for (i = 0; i < ARRAY_SIZE(psim_tps); i++) {
-		ret = tracepoint_probe_register(psim_tps[i].tp,
-						psim_tps[i].probe, NULL);
+	for (i = 0; i < ARRAY_SIZE(psim_probes); i++) {
+		ret = tracepoint_probe_register(psim_probes[i].tp,
+						psim_probes[i].func, NULL);
 		if (ret) {
 			pr_err("psi_mod: cannot attach to %s: %d\n",
-			       psim_tps[i].name, ret);
+			       psim_probes[i].name, ret);
 			psim_detach_tracepoints(i);
 			if (psim_kps_attached)
 				unregister_kprobes(psim_kps,
@@ -98,7 +81,7 @@ static int psim_attach(void)
 
 static void psim_detach(void)
 {
-	psim_detach_tracepoints(ARRAY_SIZE(psim_tps));
+	psim_detach_tracepoints(ARRAY_SIZE(psim_probes));
 	if (psim_kps_attached)
 		unregister_kprobes(psim_kps, ARRAY_SIZE(psim_kps));
 	psim_kps_attached = false;
@@ -284,26 +267,20 @@ static void psim_find_tracepoint(struct tracepoint *tp, void *priv)
 {
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(psim_tps); i++)
-		if (!strcmp(tp->name, psim_tps[i].name))
-			psim_tps[i].tp = tp;
+	for (i = 0; i < ARRAY_SIZE(psim_probes); i++)
+		if (!strcmp(tp->name, psim_probes[i].name))
+			psim_probes[i].tp = tp;
 }
 
 static int __init psim_init(void)
 {
 	int i, ret = 0;
 
-	/* A probe whose prototype drifts from its tracepoint fails here. */
-	PSIM_CHECK_PROBE(sched_switch, psim_probe_switch);
-	PSIM_CHECK_PROBE(sched_wakeup, psim_probe_wakeup);
-	PSIM_CHECK_PROBE(sched_wakeup_new, psim_probe_wakeup_new);
-	PSIM_CHECK_PROBE(sched_migrate_task, psim_probe_migrate);
-
 	for_each_kernel_tracepoint(psim_find_tracepoint, NULL);
-	for (i = 0; i < ARRAY_SIZE(psim_tps); i++) {
-		if (!psim_tps[i].tp) {
+	for (i = 0; i < ARRAY_SIZE(psim_probes); i++) {
+		if (!psim_probes[i].tp) {
 			pr_err("psi_mod: tracepoint %s not found\n",
-			       psim_tps[i].name);
+			       psim_probes[i].name);
 			return -ENOENT;
 		}
 	}

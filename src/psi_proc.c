@@ -65,6 +65,9 @@ static ssize_t psim_write(struct file *file, const char __user *buf,
 		.proc_release	= single_release,		\
 	}
 
+/* The kernel's own modes (see the note on psim_write()). */
+#define PSIM_FILE_MODE	0666
+
 PSIM_PROC_OPS(io);
 PSIM_PROC_OPS(memory);
 PSIM_PROC_OPS(cpu);
@@ -74,9 +77,9 @@ int psim_proc_create(const char *name)
 	psim_dir = proc_mkdir(name, NULL);
 	if (!psim_dir)
 		return -ENOMEM;
-	if (!proc_create("io", 0666, psim_dir, &psim_io_ops) ||
-	    !proc_create("memory", 0666, psim_dir, &psim_memory_ops) ||
-	    !proc_create("cpu", 0666, psim_dir, &psim_cpu_ops)) {
+	if (!proc_create("io", PSIM_FILE_MODE, psim_dir, &psim_io_ops) ||
+	    !proc_create("memory", PSIM_FILE_MODE, psim_dir, &psim_memory_ops) ||
+	    !proc_create("cpu", PSIM_FILE_MODE, psim_dir, &psim_cpu_ops)) {
 		psim_proc_remove();
 		return -ENOMEM;
 	}
