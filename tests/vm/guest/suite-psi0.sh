@@ -19,8 +19,11 @@ case_toggle() {
 	expect "enable reads '$(cat $ENABLE)' after writing 0, want N" [ "$(cat $ENABLE)" = N ]
 	note "after 0: $PSI_DIR $([ -e $PSI_DIR ] && echo remains || echo removed)"
 	sleep 2
-	r=$(kit write $ENABLE 1)
+	# taken before the write: with 4 spinners on 2 vCPUs the shell may wait
+	# a while for a CPU, and a later timestamp would understate the time the
+	# module has been counting since it was re-enabled
 	ton=$(kit now)
+	r=$(kit write $ENABLE 1)
 	expect "write 1 to enable: $r" [ "$r" = ok ]
 	expect "files missing after enable=1" files_exist
 	expect "enable reads '$(cat $ENABLE)' after writing 1, want Y" [ "$(cat $ENABLE)" = Y ]
@@ -40,7 +43,7 @@ case_toggle() {
 				ile "$t" $((wall * 11 / 10 + 100000))
 		done
 	done
-	note "cpu some total before disable ${before}us, ${wall}us after re-enable $(snap_val $C/b $PSI_DIR/cpu some total)us, avg10=$(snap_val $C/b $PSI_DIR/cpu some avg10)"
+	note "cpu some total ${before}us before disable, $(snap_val $C/b $PSI_DIR/cpu some total)us at ${wall}us after re-enable, avg10=$(snap_val $C/b $PSI_DIR/cpu some avg10)"
 }
 
 # bad parameters at insmod and at runtime are refused with EINVAL

@@ -10,6 +10,10 @@
 //                                and message (busybox insmod only prints text)
 //   kit write FILE STRING        open(O_WRONLY)+write(STRING"\n") like `echo`,
 //                                prints "ok" or the errno name and message
+//   kit readas UID FILE          drop to UID/GID (no groups) and read FILE:
+//                                "is it readable by everyone", tested as an
+//                                unprivileged user (busybox setpriv cannot
+//                                switch uids)
 //   kit hold FILE SECONDS        open FILE once and pread() it from offset 0 in
 //                                a loop for SECONDS through the same fd, the
 //                                way a monitoring daemon keeps its fd; prints
@@ -22,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +47,8 @@ static const char *ename(int e)
 	case EFAULT: return "EFAULT";
 	case ENOSPC: return "ENOSPC";
 	case EAGAIN: return "EAGAIN";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case EROFS: return "EROFS";
 	default: return "E?";
 	}
 }
@@ -136,6 +143,30 @@ static int do_write(const char *file, const char *s)
 	return 0;
 }
 
+static int do_readas(const char *uid, const char *file)
+{
+	uid_t u = (uid_t)strtoul(uid, NULL, 0);
+	char b[4096];
+	if (setgroups(0, NULL) || setgid(u) || setuid(u)) {
+		printf("drop privileges: ");
+		perr(errno);
+		return 1;
+	}
+	int fd = open(file, O_RDONLY);
+	if (fd < 0) {
+		perr(errno);
+		return 1;
+	}
+	ssize_t r = read(fd, b, sizeof(b));
+	if (r < 0) {
+		perr(errno);
+		return 1;
+	}
+	close(fd);
+	printf("ok\n");
+	return 0;
+}
+
 static int do_hold(const char *file, double secs)
 {
 	int fd = open(file, O_RDONLY);
@@ -179,8 +210,10 @@ int main(int argc, char **argv)
 		return do_load(argv[2], argc - 3, argv + 3);
 	if (argc == 4 && !strcmp(argv[1], "write"))
 		return do_write(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "readas"))
+		return do_readas(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "hold"))
 		return do_hold(argv[2], atof(argv[3]));
-	fprintf(stderr, "usage: kit now | snap FILE... | load KO [PARAM...] | write FILE STRING | hold FILE SECONDS\n");
+	fprintf(stderr, "usage: kit now | snap FILE... | load KO [PARAM...] | write FILE STRING | readas UID FILE | hold FILE SECONDS\n");
 	return 2;
 }
