@@ -19,6 +19,27 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 all: module
 
+# Install what is missing (Debian 12, as root).
+deps:
+	tests/deps.sh
+
+# The whole suite; the last line is "check: N passed, N failed".
+check: deps
+	tests/check.sh $(KDIR)
+
+lint: deps
+	tests/check.sh $(KDIR) lint
+
+unit:
+	tests/check.sh $(KDIR) unit
+
+vm: deps
+	tests/check.sh $(KDIR) vm
+
+# Boot a psi=0 Debian kernel in QEMU, load psi_mod, watch /proc/pressure.
+demo: deps
+	tests/vm/demo.sh
+
 module:
 	@test -d "$(KDIR)" || { echo "no kernel build dir at '$(KDIR)': install linux-headers or run 'make deps'"; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules

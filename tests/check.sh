@@ -1,0 +1,44 @@
+#!/bin/bash
+# The whole test suite behind `make check`: static checks, user-space unit
+# tests, then the VM tests in QEMU. Every suite prints one `PASS name` or
+# `FAIL name: why` line per case; this script counts them all and ends with
+# the summary line `N passed, N failed`. Exit status: 0 only if all passed.
+#
+# Usage: tests/check.sh KDIR [suite...]   (suites: lint unit vm; default all)
+set -uo pipefail
+kdir=$1
+shift
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(lint unit vm)
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+mkdir -p build
+log=build/check.log
+: >"$log"
+
+run_suite() {	# name command...
+	local name=$1
+	shift
+	echo "== $name: $*" | tee -a "$log"
+	"$@" 2>&1 | tee -a "$log"
+	local rc=${PIPESTATUS[0]}
+	# A suite that dies without reporting a failure still fails.
+	if [ "$rc" != 0 ] && ! grep -q "^FAIL " <(sed -n "/^== $name:/,\$p" "$log"); then
+		echo "FAIL $name: exited $rc without a FAIL line" | tee -a "$log"
+	fi
+}
+
+for s in "${suites[@]}"; do
+	case $s in
+	lint) run_suite lint tests/lint.sh "$kdir" ;;
+	unit) run_suite unit make -s -C tests/unit check ;;
+	vm) run_suite vm tests/vm/run.sh ;;
+	*) echo "FAIL $s: unknown suite" | tee -a "$log" ;;
+	esac
+done
+
+pass=$(grep -c '^PASS ' "$log")
+fail=$(grep -c '^FAIL ' "$log")
+echo
+echo "check: $pass passed, $fail failed (log: $log)"
+[ "$fail" = 0 ] && [ "$pass" -gt 0 ]
