@@ -15,6 +15,7 @@ int psim_state_start(void);
 void psim_state_stop(void);
 int psim_show(struct seq_file *m, enum psim_res res);
 u32 psim_underflows(void);
+int psim_show_state(struct seq_file *m);
 
 /* The scheduler tracepoints psi_mod attaches to, in attach order. */
 struct psim_probe {

@@ -61,6 +61,8 @@ static void psim_avgs_work_fn(struct work_struct *work);
 static DECLARE_DEFERRABLE_WORK(psim_avgs_work, psim_avgs_work_fn);
 /* The kworker that last ran the aggregation (see psim_probe_switch). */
 static struct task_struct *psim_avgs_worker;
+/* How often the periodic work ran: shows that it stops when idle. */
+static unsigned long psim_avgs_runs;
 
 static inline u16 *psim_word(struct task_struct *p)
 {
@@ -387,6 +389,7 @@ static void psim_avgs_work_fn(struct work_struct *work)
 				   nsecs_to_jiffies(psim_group.avg_next_update -
 						    now) + 1);
 	WRITE_ONCE(psim_avgs_worker, current);
+	psim_avgs_runs++;
 	mutex_unlock(&psim_avgs_lock);
 }
 
@@ -441,6 +444,37 @@ u32 psim_underflows(void)
 	return sum;
 }
 
+/*
+ * The raw state, for tests and for debugging (debugfs psi_mod/state): the
+ * task counts of every CPU, the underflow count, and how often the
+ * periodic aggregation ran.
+ */
+int psim_show_state(struct seq_file *m)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+		struct psim_cpu_state st;
+		unsigned long flags;
+
+		raw_spin_lock_irqsave(&pc->lock, flags);
+		st = pc->st;
+		raw_spin_unlock_irqrestore(&pc->lock, flags);
+		seq_printf(m, "cpu%d iowait=%u memstall=%u running=%u memstall_running=%u oncpu=%u curr_memstall=%u states=0x%02x underflows=%u\n",
+			   cpu, st.tasks[PSIM_NR_IOWAIT],
+			   st.tasks[PSIM_NR_MEMSTALL], st.tasks[PSIM_NR_RUNNING],
+			   st.tasks[PSIM_NR_MEMSTALL_RUNNING], st.oncpu,
+			   st.curr_memstall, st.state_mask, st.underflows);
+	}
+	mutex_lock(&psim_avgs_lock);
+	seq_printf(m, "avgs_work_runs %lu\n", psim_avgs_runs);
+	mutex_unlock(&psim_avgs_lock);
+	seq_printf(m, "avgs_work_pending %d\n",
+		   delayed_work_pending(&psim_avgs_work));
+	return 0;
+}
+
 /* Fresh state, before any probe is attached. */
 int psim_state_start(void)
 {
@@ -463,6 +497,7 @@ int psim_state_start(void)
 	now = sched_clock();
 	psim_group_init(&psim_group, now, jiffies_to_nsecs(PSIM_FREQ));
 	psim_avgs_worker = NULL;
+	psim_avgs_runs = 0;
 	return 0;
 }
 

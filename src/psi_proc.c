@@ -4,8 +4,10 @@
  *
  * Unload safety: proc_remove() waits for every read in progress and calls
  * ->proc_release for files still open, after which their reads fail with
- * -EIO inside procfs without entering this module again.
+ * -EIO inside procfs without entering this module again. debugfs_remove()
+ * gives the same guarantee for the debug file.
  */
+#include <linux/debugfs.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/printk.h>
@@ -13,6 +15,7 @@
 #include "psi_mod.h"
 
 static struct proc_dir_entry *psim_dir;
+static struct dentry *psim_debug_dir;
 
 static int psim_io_show(struct seq_file *m, void *v)
 {
@@ -43,6 +46,12 @@ static int psim_cpu_open(struct inode *inode, struct file *file)
 {
 	return single_open(file, psim_cpu_show, NULL);
 }
+
+static int psim_state_show(struct seq_file *m, void *v)
+{
+	return psim_show_state(m);
+}
+DEFINE_SHOW_ATTRIBUTE(psim_state);
 
 /*
  * The kernel's files are 0666 because a write creates a trigger. psi_mod
@@ -83,11 +92,17 @@ int psim_proc_create(const char *name)
 		psim_proc_remove();
 		return -ENOMEM;
 	}
+	/* Debug aid only: a failure here is not worth failing the load. */
+	psim_debug_dir = debugfs_create_dir("psi_mod", NULL);
+	debugfs_create_file("state", 0400, psim_debug_dir, NULL,
+			    &psim_state_fops);
 	return 0;
 }
 
 void psim_proc_remove(void)
 {
+	debugfs_remove(psim_debug_dir);
+	psim_debug_dir = NULL;
 	proc_remove(psim_dir);
 	psim_dir = NULL;
 }
