@@ -36,8 +36,8 @@ build_module() {
 	kdir=$(module_dir "$kver")/build
 	[ -d "$kdir" ] || die "no kernel build tree at $kdir (install linux-headers for $kver)"
 	if [ -f "$PSI_REPO/Makefile" ] && make -C "$PSI_REPO" -n module KVER="$kver" >/dev/null 2>&1; then
-		log "building module: make -C $PSI_REPO module KVER=$kver"
-		make -C "$PSI_REPO" module KVER="$kver" >&2 || return 1
+		log "building module: make -C $PSI_REPO module KVER=$kver KDIR=$kdir"
+		make -C "$PSI_REPO" module KVER="$kver" KDIR="$kdir" >&2 || return 1
 	else
 		log "building module: make -C $kdir M=$PSI_REPO modules (no 'module' target yet)"
 		make -C "$kdir" M="$PSI_REPO" modules >&2 || return 1

@@ -25,6 +25,9 @@ moddir=$(module_dir "$kver")
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/psi-initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
+# mktemp -d makes 0700; as the guest's / that would lock every non-root user
+# out of everything (the "readable by all" check runs as uid 65534)
+chmod 755 "$root"
 mkdir -p "$root"/{bin,dev,proc,sys,tmp,tests,lib/modules/"$kver",lib64,usr,etc}
 ln -s ../bin "$root/usr/bin"
 ln -s ../bin "$root/usr/sbin"

@@ -11,12 +11,25 @@
 # env: KVER (default: newest installed Debian 6.1 kernel), SUITE,
 #      PSI_MOD_ACCEL=kvm (opt-in; TCG otherwise), PSI_VM_TIMEOUT (seconds per
 #      boot), PSI_VM_BUILD (artefact dir, default <repo>/build/vm),
-#      PSI_VM_KERNEL / PSI_VM_MODDIR (an unpacked kernel elsewhere)
+#      PSI_VM_KERNEL / PSI_VM_MODDIR (an unpacked kernel elsewhere),
+#      PSI_MOD_KO (test this prebuilt psi_mod.ko instead of building one)
 # Output: "PASS <suite>/<case> -- <detail>" or "FAIL <suite>/<case>: <detail>"
 # per case, and as the last line "N passed, N failed". Exit 1 if anything
 # failed, 2 on a setup error.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+passed=0 failed=0 finished=0
+# Whatever stops the run early (a setup error under set -e, a signal), the
+# last line is still the count, with the stop counted as a failure.
+on_exit() {
+	local rc=$?
+	[ $finished = 1 ] && return
+	echo "FAIL setup: run.sh stopped before all boots finished (exit $rc)"
+	echo "$passed passed, $((failed + 1)) failed"
+	[ $rc != 0 ] || exit 2
+}
+trap on_exit EXIT
 
 suites=${SUITE:-all}
 while [ $# -gt 0 ]; do
@@ -25,7 +38,7 @@ while [ $# -gt 0 ]; do
 	--suite=*) suites=${1#*=}; shift ;;
 	--kver) KVER=$2; shift 2 ;;
 	--kver=*) KVER=${1#*=}; shift ;;
-	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) finished=1; sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -39,7 +52,6 @@ for s in "${suite_list[@]}"; do
 	[ -f "$PSI_VM_DIR/guest/suite-$s.sh" ] || die "no suite '$s'"
 done
 
-passed=0 failed=0
 pass() { echo "PASS $1${2:+ -- $2}"; passed=$((passed + 1)); }
 fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 # case names of a suite: the CASES="..." line of its guest script
@@ -48,7 +60,10 @@ cases_of() { sed -n 's/^CASES="\(.*\)"$/\1/p' "$PSI_VM_DIR/guest/suite-$1.sh"; }
 need_module=0
 for s in "${suite_list[@]}"; do [ "$s" = kernel ] || need_module=1; done
 ko=
-if [ $need_module = 1 ]; then
+if [ $need_module = 1 ] && [ -n "${PSI_MOD_KO:-}" ]; then
+	ko=$PSI_MOD_KO	# a prebuilt module: test it as it is
+	[ -f "$ko" ] || die "PSI_MOD_KO=$ko does not exist"
+elif [ $need_module = 1 ]; then
 	if ! ko=$(build_module "$kver"); then
 		# every case of every module suite counts as failed: nothing ran
 		for s in "${suite_list[@]}"; do
@@ -109,5 +124,6 @@ for s in "${suite_list[@]}"; do
 	fi
 done
 
+finished=1
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]

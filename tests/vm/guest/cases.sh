@@ -161,7 +161,8 @@ case_hackbench() {
 case_dmesg() {
 	local all=$C/dmesg hits pm
 	dmesg -r > $all
-	# scan from the start of the suite: boot-time noise is not ours
+	# scan from the start of the suite: boot-time noise is not ours (under
+	# QEMU the boot prints "mtrr: your CPUs had inconsistent ... settings")
 	tail -n +$((SUITE_DMESG + 1)) $all > $C/suite
 	if [ -s $EXPECTED ]; then
 		grep -vxF -f $EXPECTED $C/suite > $C/check
