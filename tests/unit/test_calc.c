@@ -1,0 +1,701 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Aggregation arithmetic of psi_mod_logic.h against values worked out by
+ * hand (and with an independent script) from the kernel's formulas:
+ * include/linux/sched/loadavg.h calc_load(), kernel/sched/loadavg.c
+ * fixed_power_int()/calc_load_n(), kernel/sched/psi.c calc_avgs(),
+ * update_averages(), get_recent_times(), collect_percpu_times() and
+ * record_times() (Linux 6.1).
+ *
+ * Units: FIXED_1 = 2048, so 100% is 100 * 2048 = 204800 in an average.
+ */
+#include <math.h>
+#include <stdint.h>
+#include "psi_mod_logic.h"
+#include "tu.h"
+
+#define E10	PSIM_EXP_10s
+#define E60	PSIM_EXP_60s
+#define E300	PSIM_EXP_300s
+#define PCT(p)	((unsigned long)(p) * 2048UL)	/* p% as an average value */
+
+/* Debian's CONFIG_HZ=250: PSI_FREQ = 2*HZ+1 jiffies = 2.004 s. */
+#define HZ		250
+#define NSEC_PER_JIFFY	(1000000000ULL / HZ)
+#define PERIOD		(501ULL * NSEC_PER_JIFFY)	/* 2004000000 ns */
+
+static unsigned long nsecs_to_jiffies(u64 ns)
+{
+	return ns / NSEC_PER_JIFFY;	/* the kernel's for HZ dividing 1e9 */
+}
+
+static const char *fmt_avg(char *buf, size_t len, unsigned long avg)
+{
+	snprintf(buf, len, "%lu.%02lu", PSIM_LOAD_INT(avg),
+		 PSIM_LOAD_FRAC(avg));
+	return buf;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void calc_load_rounds_up_when_active_ge_load(void)
+{
+	/*
+	 * newload = load*exp + active*(2048-exp), + 2047 if active >= load,
+	 * then / 2048. With exp = 1677, 2048 - exp = 371.
+	 */
+	/* 999*1677 + 1000*371 = 2046323; +2047 = 2048370; /2048 = 1000 */
+	TU_EQ(psim_calc_load(999, E10, 1000), 1000);
+	/* without the round-up it would have stayed at 999 */
+	TU_EQ((999UL * 1677 + 1000UL * 371) / 2048, 999);
+	/* 1000*1677 + 999*371 = 2047629 < 2048000: floor, 999 */
+	TU_EQ(psim_calc_load(1000, E10, 999), 999);
+	/* active == load is a fixed point: (1000*2048 + 2047)/2048 */
+	TU_EQ(psim_calc_load(1000, E10, 1000), 1000);
+	/* (1*1677 + 1*371 + 2047)/2048 = 4095/2048 = 1 */
+	TU_EQ(psim_calc_load(1, E10, 1), 1);
+	/* 0 stays 0: (0 + 0 + 2047)/2048 */
+	TU_EQ(psim_calc_load(0, E10, 0), 0);
+	TU_EQ(psim_calc_load(0, E300, 0), 0);
+	/* 100% from 0: 204800*371/2048 = 37100 exactly, +2047/2048 drops */
+	TU_EQ(psim_calc_load(0, E10, PCT(100)), 37100);
+	/* 100% to 0: 204800*1677/2048 = 167700 */
+	TU_EQ(psim_calc_load(PCT(100), E10, 0), 167700);
+	/* 1 below the target and active above: rounds up onto it */
+	TU_EQ(psim_calc_load(PCT(50) - 1, E300, PCT(50)), PCT(50));
+	/* 1 above the target: (102401*2034 + 102400*14)/2048 = 102400.99 */
+	TU_EQ(psim_calc_load(PCT(50) + 1, E300, PCT(50)), PCT(50));
+
+	/* The new value always lies between load and active. */
+	{
+		u64 x = 88172645463325252ULL;
+		int i;
+
+		for (i = 0; i < 200000 && !TU_FAILED(); i++) {
+			unsigned long load, active, r, lo, hi;
+			const unsigned long e[3] = { E10, E60, E300 };
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			load = x % (PCT(100) + 1);
+			active = (x >> 32) % (PCT(100) + 1);
+			r = psim_calc_load(load, e[i % 3], active);
+			lo = load < active ? load : active;
+			hi = load < active ? active : load;
+			TU_CHECK(r >= lo && r <= hi,
+				 "calc_load(%lu, %lu, %lu) = %lu outside [%lu, %lu]",
+				 load, e[i % 3], active, r, lo, hi);
+		}
+	}
+}
+
+static void fixed_power_int_values(void)
+{
+	/* x^n in 11-bit fixed point, rounding every multiplication. */
+	static const unsigned int n[6] = { 0, 1, 2, 3, 5, 30 };
+	static const unsigned long want[3][6] = {
+		{ 2048, 1677, 1373, 1124, 753, 5 },	/* 1677 */
+		{ 2048, 1981, 1916, 1853, 1734, 756 },	/* 1981 */
+		{ 2048, 2034, 2020, 2006, 1978, 1665 },	/* 2034 */
+	};
+	static const unsigned long e[3] = { E10, E60, E300 };
+	int i, j;
+
+	/* 1677^2/2048 = 1373.7 but (2812329 + 1024) >> 11 = 1373 */
+	TU_EQ(psim_fixed_power(E10, 2), 1373);
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 6; j++)
+			TU_EQ(psim_fixed_power(e[i], n[j]), want[i][j]);
+
+	/* 1.0^n = 1.0, 0^n = 0, 0.5^n exact while representable */
+	TU_EQ(psim_fixed_power(2048, 30), 2048);
+	TU_EQ(psim_fixed_power(0, 3), 0);
+	TU_EQ(psim_fixed_power(1024, 1), 1024);
+	TU_EQ(psim_fixed_power(1024, 2), 512);
+	TU_EQ(psim_fixed_power(1024, 5), 64);
+	TU_EQ(psim_fixed_power(1024, 10), 2);
+	TU_EQ(psim_fixed_power(1024, 11), 1);
+	TU_EQ(psim_fixed_power(1024, 12), 1);	/* 0.5 ulp rounds up */
+	TU_EQ(psim_fixed_power(1024, 13), 0);
+
+	/*
+	 * Close to the real power, but the rounding errors compound: for
+	 * n <= 64 the largest errors are 0.97 (1677), 1.67 (1981) and
+	 * 4.39 (2034, at n = 38: 1575 for 1578.08) units of 1/2048.
+	 */
+	for (i = 0; i < 3; i++) {
+		static const long double tol[3] = { 1.0L, 2.0L, 4.4L };
+
+		for (j = 0; j <= 64; j++) {
+			long double real = 2048.0L * powl(e[i] / 2048.0L, j);
+			long double got = psim_fixed_power(e[i], j);
+
+			TU_CHECK(fabsl(got - real) <= tol[i],
+				 "fixed_power(%lu, %d) = %.0Lf, real %.3Lf",
+				 e[i], j, got, real);
+		}
+	}
+}
+
+/*
+ * calc_load_n(load, exp, 0, n) against n calc_load(load, exp, 0) in a row.
+ * They are not equal: calc_load_n rounds exp^n once (fixed_power_int) and
+ * floors once, the loop floors n times. What holds, checked exhaustively
+ * for every load from 0 to 100% and n from 1 to 64:
+ *  - n == 1: identical;
+ *  - |difference| <= ceil(load * |exp^n rounding error| / 2048) + n;
+ *  - the extreme differences, in 1/2048 of a percent point, are exactly
+ *    -96..+43 (EXP_10s), -59..+181 (EXP_60s), -418..+41 (EXP_300s):
+ *    at most 0.21 percentage points.
+ */
+static void calc_load_n_vs_repeated_calc_load(void)
+{
+	static const unsigned long e[3] = { E10, E60, E300 };
+	static const long want_min[3] = { -96, -59, -418 };
+	static const long want_max[3] = { 43, 181, 41 };
+	int i;
+
+	/* n = 0 leaves the average alone; n = 1 is one calc_load */
+	TU_EQ(psim_calc_load_n(12345, E10, 0, 0), 12345);
+	TU_EQ(psim_calc_load_n(12345, E10, PCT(100), 0), 12345);
+	/* steady state is kept exactly for any n */
+	TU_EQ(psim_calc_load_n(PCT(50), E300, PCT(50), 7), PCT(50));
+	/* 100% -> 5 empty periods: 204800*753/2048 = 75300; loop: 75394 */
+	TU_EQ(psim_calc_load_n(PCT(100), E10, 0, 5), 75300);
+	{
+		unsigned long r = PCT(100);
+		int k;
+
+		for (k = 0; k < 5; k++)
+			r = psim_calc_load(r, E10, 0);
+		TU_EQ(r, 75394);
+	}
+
+	for (i = 0; i < 3; i++) {
+		u64 errq[65];	/* |exp^n rounding error| * 2^20, rounded up */
+		unsigned long p[65];
+		long dmin = 0, dmax = 0;
+		unsigned long load;
+		int n;
+
+		for (n = 1; n <= 64; n++) {
+			p[n] = psim_fixed_power(e[i], n);
+			errq[n] = (u64)ceill(fabsl((long double)p[n] -
+					2048.0L * powl(e[i] / 2048.0L, n)) *
+					(1 << 20));
+		}
+		for (load = 0; load <= PCT(100) && !TU_FAILED(); load++) {
+			unsigned long rep = load;
+
+			for (n = 1; n <= 64; n++) {
+				unsigned long one = psim_calc_load_n(load, e[i],
+								     0, n);
+				long d, bound;
+
+				rep = psim_calc_load(rep, e[i], 0);
+				d = (long)one - (long)rep;
+				if (n == 1)
+					TU_CHECK(d == 0,
+						 "calc_load_n(%lu, %lu, 0, 1) = %lu != calc_load %lu",
+						 load, e[i], one, rep);
+				/* one multiplication by the power, floored */
+				TU_CHECK(one == load * p[n] / 2048,
+					 "calc_load_n(%lu, %lu, 0, %d) = %lu",
+					 load, e[i], n, one);
+				bound = (long)((load * errq[n] +
+						(2048ULL << 20) - 1) /
+					       (2048ULL << 20)) + n;
+				TU_CHECK(labs(d) <= bound,
+					 "exp %lu load %lu n %d: calc_load_n %lu, repeated %lu, bound %ld",
+					 e[i], load, n, one, rep, bound);
+				if (d < dmin)
+					dmin = d;
+				if (d > dmax)
+					dmax = d;
+			}
+		}
+		TU_EQS(dmin, want_min[i]);
+		TU_EQS(dmax, want_max[i]);
+	}
+}
+
+static void calc_avgs_full_pressure_5_periods(void)
+{
+	/* avg10, avg60, avg300 after each of 5 periods at 100% from 0 */
+	static const unsigned long want[5][3] = {
+		{ 37100, 6700, 1400 },
+		{ 67480, 13181, 2791 },
+		{ 92356, 19450, 4172 },
+		{ 112726, 25514, 5544 },
+		{ 129406, 31380, 6907 },
+	};
+	unsigned long avg[3] = { 0, 0, 0 };
+	char b[32];
+	int i, k;
+
+	for (i = 0; i < 5; i++) {
+		psim_calc_avgs(avg, 0, PERIOD, PERIOD);
+		for (k = 0; k < 3; k++)
+			TU_EQ(avg[k], want[i][k]);
+	}
+	/* 10 s of full pressure: avg10 = 1 - 1/e = 63.2%, in fixed point */
+	TU_STREQ(fmt_avg(b, sizeof(b), avg[0]), "63.18");
+	TU_STREQ(fmt_avg(b, sizeof(b), avg[1]), "15.32");
+	TU_STREQ(fmt_avg(b, sizeof(b), avg[2]), "3.37");
+
+	/* the sample is a whole percentage, floored: 49.99999995% -> 49 */
+	avg[0] = avg[1] = avg[2] = 0;
+	psim_calc_avgs(avg, 0, 999999999, 2000000000);
+	TU_EQ(avg[0], 18179);	/* 49*2048*371/2048 = 18179 */
+	TU_EQ(avg[1], 3283);
+	TU_EQ(avg[2], 686);
+}
+
+static void calc_avgs_half_pressure_converges_to_50_00(void)
+{
+	/*
+	 * 50% every period: each average rises monotonically and reaches
+	 * exactly 102400 (= 50.00) after 52, 262 and 1039 periods; the
+	 * round-up in calc_load makes it land on the target and stay there.
+	 * From 100% it comes down to exactly 102400 after the same counts.
+	 */
+	static const int reach[3] = { 52, 262, 1039 };
+	int from;
+
+	for (from = 0; from < 2; from++) {
+		unsigned long avg[3], prev[3];
+		int first[3] = { 0, 0, 0 };
+		char b[32];
+		int i, k;
+
+		for (k = 0; k < 3; k++)
+			avg[k] = from ? PCT(100) : 0;
+		for (i = 1; i <= 2000 && !TU_FAILED(); i++) {
+			memcpy(prev, avg, sizeof(avg));
+			psim_calc_avgs(avg, 0, PERIOD / 2, PERIOD);
+			for (k = 0; k < 3; k++) {
+				if (from)
+					TU_CHECK(avg[k] <= prev[k] && avg[k] >= PCT(50),
+						 "avg[%d] %lu -> %lu at period %d",
+						 k, prev[k], avg[k], i);
+				else
+					TU_CHECK(avg[k] >= prev[k] && avg[k] <= PCT(50),
+						 "avg[%d] %lu -> %lu at period %d",
+						 k, prev[k], avg[k], i);
+				if (avg[k] == PCT(50) && !first[k])
+					first[k] = i;
+				if (first[k])
+					TU_EQ(avg[k], PCT(50));
+			}
+		}
+		for (k = 0; k < 3; k++) {
+			TU_EQS(first[k], reach[k]);
+			TU_STREQ(fmt_avg(b, sizeof(b), avg[k]), "50.00");
+		}
+	}
+}
+
+static void calc_avgs_missed_periods_decay(void)
+{
+	unsigned long avg[3] = { 129406, 31380, 6907 };	/* 5 x 100% */
+	unsigned long rep[3] = { 129406, 31380, 6907 };
+	char b[32];
+	int i;
+
+	/*
+	 * 3 missed periods then an empty one:
+	 * avg10 = calc_load(129406*1124/2048 = 71021, 1677, 0)
+	 *       = 71021*1677/2048 = 58155.
+	 */
+	psim_calc_avgs(avg, 3, 0, PERIOD);
+	TU_EQ(avg[0], 58155);
+	TU_EQ(avg[1], 27463);
+	TU_EQ(avg[2], 6718);
+	TU_STREQ(fmt_avg(b, sizeof(b), avg[0]), "28.39");
+	/* four empty samples in a row give nearly the same */
+	for (i = 0; i < 4; i++)
+		psim_calc_avgs(rep, 0, 0, PERIOD);
+	TU_EQ(rep[0], 58177);
+	TU_EQ(rep[1], 27469);
+	TU_EQ(rep[2], 6718);
+
+	/* 2 missed periods then a full one */
+	avg[0] = 129406, avg[1] = 31380, avg[2] = 6907;
+	psim_calc_avgs(avg, 2, PERIOD, PERIOD);
+	TU_EQ(avg[0], 108140);
+	TU_EQ(avg[1], 35097);
+	TU_EQ(avg[2], 8166);
+
+	/*
+	 * 1000 missed periods (33 min) empty avg10 and avg60; avg300 keeps
+	 * 0.09%: 2034^1000 in fixed point is 2 (real 2.2), 204800*2/2048 =
+	 * 200, then one more empty period: 200*2034/2048 = 198.
+	 */
+	avg[0] = avg[1] = avg[2] = PCT(100);
+	psim_calc_avgs(avg, 1000, 0, PERIOD);
+	TU_EQ(avg[0], 0);
+	TU_EQ(avg[1], 0);
+	TU_EQ(avg[2], 198);
+	TU_EQ(psim_fixed_power(E300, 1000), 2);
+	/* 10000 empty everything */
+	avg[0] = avg[1] = avg[2] = PCT(100);
+	psim_calc_avgs(avg, 10000, 0, PERIOD);
+	TU_EQ(avg[0], 0);
+	TU_EQ(avg[1], 0);
+	TU_EQ(avg[2], 0);
+}
+
+/* ------------------------------------------------------------------ */
+
+#define T0	1000000000ULL		/* group created at 1 s */
+
+static void update_averages_on_time(void)
+{
+	struct psim_group g;
+	u64 next;
+	int s;
+
+	psim_group_init(&g, T0, PERIOD);
+	TU_EQ(g.avg_last_update, T0);
+	TU_EQ(g.avg_next_update, T0 + PERIOD);
+	TU_EQ(g.period, PERIOD);
+
+	g.total[PSIM_IO_SOME] = PERIOD / 2;		/* 50% */
+	next = psim_update_averages(&g, T0 + PERIOD);
+	TU_EQ(next, T0 + 2 * PERIOD);
+	TU_EQ(g.avg_last_update, T0 + PERIOD);
+	TU_EQ(g.avg_total[PSIM_IO_SOME], PERIOD / 2);
+	TU_EQ(g.avg[PSIM_IO_SOME][0], 18550);	/* (102400*371+2047)/2048 */
+	TU_EQ(g.avg[PSIM_IO_SOME][1], 3350);
+	TU_EQ(g.avg[PSIM_IO_SOME][2], 700);
+	for (s = 0; s < PSIM_NR_STATES - 1; s++) {
+		if (s == PSIM_IO_SOME)
+			continue;
+		TU_EQ(g.avg[s][0], 0);
+		TU_EQ(g.avg_total[s], 0);
+	}
+}
+
+static void update_averages_clamps_and_carries_excess(void)
+{
+	struct psim_group g;
+
+	psim_group_init(&g, T0, PERIOD);
+	g.total[PSIM_MEM_FULL] = PERIOD / 2;
+	g.avg_next_update = psim_update_averages(&g, T0 + PERIOD);
+	TU_EQ(g.avg[PSIM_MEM_FULL][0], 18550);
+
+	/*
+	 * 1.5 periods of stall show up in one period (time that slipped in
+	 * from the previous one): report 100%, keep 0.5 period for later.
+	 */
+	g.total[PSIM_MEM_FULL] += PERIOD + PERIOD / 2;
+	g.avg_next_update = psim_update_averages(&g, T0 + 2 * PERIOD);
+	TU_EQ(g.avg_total[PSIM_MEM_FULL], PERIOD / 2 + PERIOD);
+	TU_EQ(g.total[PSIM_MEM_FULL] - g.avg_total[PSIM_MEM_FULL], PERIOD / 2);
+	TU_EQ(g.avg[PSIM_MEM_FULL][0], 52290);	/* calc_load(18550, 1677, 100%) */
+	TU_EQ(g.avg[PSIM_MEM_FULL][1], 9941);
+	TU_EQ(g.avg[PSIM_MEM_FULL][2], 2096);
+
+	/* no new stall: the carried half period is the next sample (50%) */
+	g.avg_next_update = psim_update_averages(&g, T0 + 3 * PERIOD);
+	TU_EQ(g.avg_total[PSIM_MEM_FULL], g.total[PSIM_MEM_FULL]);
+	TU_EQ(g.avg[PSIM_MEM_FULL][0], 61368);
+	TU_EQ(g.avg[PSIM_MEM_FULL][1], 12966);
+	TU_EQ(g.avg[PSIM_MEM_FULL][2], 2782);
+	TU_EQ(g.avg_next_update, T0 + 4 * PERIOD);
+}
+
+static void update_averages_late_work_keeps_fixed_grid(void)
+{
+	struct psim_group g;
+	u64 now, next;
+
+	psim_group_init(&g, T0, PERIOD);
+	/* the work runs a quarter period late */
+	now = T0 + PERIOD + PERIOD / 4;
+	g.total[PSIM_CPU_SOME] = PERIOD / 2;
+	next = g.avg_next_update = psim_update_averages(&g, now);
+	TU_EQ(next, T0 + 2 * PERIOD);		/* the grid, not now + period */
+	TU_EQ(g.avg_last_update, now);
+	/* sample over the real 1.25 periods: 50/125 = 40% */
+	TU_EQ(g.avg[PSIM_CPU_SOME][0], 14840);	/* calc_load(0, 1677, 40%) */
+	TU_EQ(g.avg[PSIM_CPU_SOME][1], 2680);
+	TU_EQ(g.avg[PSIM_CPU_SOME][2], 560);
+
+	/* on time again: the period is only the remaining 0.75 */
+	g.total[PSIM_CPU_SOME] += PERIOD - PERIOD / 4;	/* 100% of it */
+	next = g.avg_next_update = psim_update_averages(&g, next);
+	TU_EQ(next, T0 + 3 * PERIOD);
+	TU_EQ(g.avg_total[PSIM_CPU_SOME], g.total[PSIM_CPU_SOME]);
+	TU_EQ(g.avg[PSIM_CPU_SOME][0], 49252);
+	TU_EQ(g.avg[PSIM_CPU_SOME][1], 9293);
+	TU_EQ(g.avg[PSIM_CPU_SOME][2], 1957);
+
+	/* just under a period late: still no missed period */
+	next = psim_update_averages(&g, T0 + 3 * PERIOD + PERIOD - 1);
+	TU_EQ(next, T0 + 4 * PERIOD);
+}
+
+static void update_averages_missed_periods(void)
+{
+	struct psim_group g, h;
+	u64 now, next;
+
+	psim_group_init(&g, T0, PERIOD);
+	g.total[PSIM_IO_FULL] = PERIOD;			/* 100% */
+	g.avg_next_update = psim_update_averages(&g, T0 + PERIOD);
+	TU_EQ(g.avg[PSIM_IO_FULL][0], 37100);
+
+	/*
+	 * Idle: the work stopped. It runs again at 5.1 periods, 3.1 periods
+	 * after the due time T0 + 2P: 3 missed periods, next update on the
+	 * grid at T0 + 6P, and the sample covers now - (last + 3P) = 1.1P.
+	 */
+	now = T0 + 5 * PERIOD + PERIOD / 10;
+	g.total[PSIM_IO_FULL] += (PERIOD + PERIOD / 10) / 2;	/* 50% of 1.1P */
+	next = psim_update_averages(&g, now);
+	TU_EQ(next, T0 + 6 * PERIOD);
+	TU_EQ(g.avg_last_update, now);
+	TU_EQ(g.avg[PSIM_IO_FULL][0], 35223);	/* decay^3, then 50% */
+	TU_EQ(g.avg[PSIM_IO_FULL][1], 9214);
+	TU_EQ(g.avg[PSIM_IO_FULL][2], 2062);
+
+	/* exactly one period late counts one missed period */
+	psim_group_init(&h, T0, PERIOD);
+	h.total[PSIM_IO_SOME] = PERIOD;
+	next = psim_update_averages(&h, T0 + 2 * PERIOD);
+	TU_EQ(next, T0 + 3 * PERIOD);
+	/* missed 1: decay of 0 is 0, then the sample over 1 period: 100% */
+	TU_EQ(h.avg[PSIM_IO_SOME][0], 37100);
+	psim_group_init(&h, T0, PERIOD);
+	next = psim_update_averages(&h, T0 + 2 * PERIOD - 1);
+	TU_EQ(next, T0 + 2 * PERIOD);
+}
+
+/* ------------------------------------------------------------------ */
+
+/*
+ * Run one aggregation as psi_aggregate.c's psim_collect() does: recent
+ * times of each CPU, weighted by non-idle jiffies, folded into the group.
+ */
+static void collect(struct psim_group *g, struct psim_cpu_state *c,
+		    u32 (*prev)[PSIM_NR_STATES], int ncpu, u64 now)
+{
+	u64 deltas[PSIM_NR_STATES - 1] = { 0 };
+	unsigned long nonidle_total = 0;
+	int cpu;
+
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		u32 times[PSIM_NR_STATES];
+		unsigned long nonidle;
+
+		psim_cpu_recent_times(&c[cpu], now, prev[cpu], times);
+		nonidle = nsecs_to_jiffies(times[PSIM_NONIDLE]);
+		nonidle_total += nonidle;
+		psim_accumulate(deltas, times, nonidle);
+	}
+	psim_fold_totals(g, deltas, nonidle_total);
+}
+
+/* Put @running runnable tasks (one of them on the CPU) and @iowait
+ * sleepers on a fresh CPU at time 0. */
+static void setup_cpu(struct psim_cpu_state *c, int running, int iowait)
+{
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	c->oncpu = running > 0;
+	for (i = 0; i < running; i++)
+		psim_cpu_change(c, 0, 0, PSIM_TSK_RUNNING);
+	for (i = 0; i < iowait; i++)
+		psim_cpu_change(c, 0, 0, PSIM_TSK_IOWAIT);
+}
+
+/* System pressure in state @s over [0, @end] with 2 CPUs in given loads. */
+static u64 two_cpu_total(int run0, int io0, int run1, int io1, int s, u64 end)
+{
+	struct psim_cpu_state c[2];
+	u32 prev[2][PSIM_NR_STATES];
+	struct psim_group g;
+
+	memset(prev, 0, sizeof(prev));
+	psim_group_init(&g, 0, PERIOD);
+	setup_cpu(&c[0], run0, io0);
+	setup_cpu(&c[1], run1, io1);
+	collect(&g, c, prev, 2, end);
+	return g.total[s];
+}
+
+static void fold_totals_weights_by_nonidle_time(void)
+{
+	const u64 T = 2000000000ULL;	/* 2 s = 500 jiffies */
+
+	/* 4 spinners on 2 CPUs: each CPU some 100%: system some 100% */
+	TU_EQ(two_cpu_total(2, 0, 2, 0, PSIM_CPU_SOME, T), T);
+	TU_EQ(two_cpu_total(2, 0, 2, 0, PSIM_CPU_FULL, T), 0);
+	/* 3 spinners: (2 s * 500 + 0 * 500) / 1000 = 1 s: 50% */
+	TU_EQ(two_cpu_total(2, 0, 1, 0, PSIM_CPU_SOME, T), T / 2);
+	/* 2 spinners on one CPU, the other idle: idle does not dilute */
+	TU_EQ(two_cpu_total(0, 0, 2, 0, PSIM_CPU_SOME, T), T);
+	TU_EQ(two_cpu_total(2, 0, 0, 0, PSIM_CPU_SOME, T), T);
+	/* 1 spinner per CPU: no pressure */
+	TU_EQ(two_cpu_total(1, 0, 1, 0, PSIM_CPU_SOME, T), 0);
+	/* an iowait sleeper alone on CPU 0, a spinner on CPU 1: io 50%,
+	 * full too (nothing runs where the sleeper is charged) */
+	TU_EQ(two_cpu_total(0, 1, 1, 0, PSIM_IO_SOME, T), T / 2);
+	TU_EQ(two_cpu_total(0, 1, 1, 0, PSIM_IO_FULL, T), T / 2);
+	/* the sleeper's CPU also runs a task: some, not full */
+	TU_EQ(two_cpu_total(1, 1, 0, 0, PSIM_IO_SOME, T), T);
+	TU_EQ(two_cpu_total(1, 1, 0, 0, PSIM_IO_FULL, T), 0);
+	/* all idle: nothing, and no division by zero */
+	TU_EQ(two_cpu_total(0, 0, 0, 0, PSIM_CPU_SOME, T), 0);
+
+	/*
+	 * Weights are whole jiffies (nsecs_to_jiffies): a CPU non-idle for
+	 * 3.999999 ms weighs 0 and its stall vanishes; at 4 ms it weighs
+	 * 1 jiffy against 500: 4000000 * 1 / 501 = 7984 ns.
+	 */
+	{
+		struct psim_cpu_state c[2];
+		u32 prev[2][PSIM_NR_STATES];
+		struct psim_group g;
+		int ns;
+
+		for (ns = 0; ns < 2; ns++) {
+			u64 busy = ns ? 4000000 : 3999999;
+
+			memset(prev, 0, sizeof(prev));
+			psim_group_init(&g, 0, PERIOD);
+			setup_cpu(&c[0], 2, 0);
+			psim_cpu_change(&c[0], busy, PSIM_TSK_RUNNING, 0);
+			psim_cpu_change(&c[0], busy, PSIM_TSK_RUNNING, 0);
+			c[0].oncpu = 0;
+			psim_cpu_change(&c[0], busy, 0, 0);
+			setup_cpu(&c[1], 1, 0);
+			collect(&g, c, prev, 2, T);
+			TU_EQ(g.total[PSIM_CPU_SOME], ns ? 7984 : 0);
+			TU_EQ(c[0].times[PSIM_CPU_SOME], busy);
+		}
+	}
+}
+
+static void cpu_recent_times_live_state_and_wrap(void)
+{
+	struct psim_cpu_state c;
+	u32 prev[PSIM_NR_STATES], t[PSIM_NR_STATES];
+	u32 changed;
+
+	memset(&c, 0, sizeof(c));
+	memset(prev, 0, sizeof(prev));
+	c.times[PSIM_CPU_SOME] = 500;
+	c.times[PSIM_NONIDLE] = 800;
+	c.times[PSIM_IO_SOME] = 40;		/* concluded earlier */
+	c.state_mask = (1U << PSIM_CPU_SOME) | (1U << PSIM_NONIDLE);
+	c.state_start = 10000;
+
+	/* the live state counts up to now: 500 + 700 */
+	changed = psim_cpu_recent_times(&c, 10700, prev, t);
+	TU_EQ(t[PSIM_CPU_SOME], 1200);
+	TU_EQ(t[PSIM_NONIDLE], 1500);
+	TU_EQ(t[PSIM_IO_SOME], 40);
+	TU_EQ(t[PSIM_IO_FULL], 0);
+	TU_EQ(t[PSIM_MEM_SOME], 0);
+	TU_EQ(changed, (1U << PSIM_CPU_SOME) | (1U << PSIM_NONIDLE) |
+		       (1U << PSIM_IO_SOME));
+	TU_EQ(prev[PSIM_CPU_SOME], 1200);
+
+	/* later: only the growth since the previous call */
+	changed = psim_cpu_recent_times(&c, 10900, prev, t);
+	TU_EQ(t[PSIM_CPU_SOME], 200);
+	TU_EQ(t[PSIM_NONIDLE], 200);
+	TU_EQ(t[PSIM_IO_SOME], 0);
+	TU_EQ(changed, (1U << PSIM_CPU_SOME) | (1U << PSIM_NONIDLE));
+	/* same instant: nothing moved */
+	changed = psim_cpu_recent_times(&c, 10900, prev, t);
+	TU_EQ(changed, 0);
+	TU_EQ(t[PSIM_CPU_SOME], 0);
+
+	/* the state ends at 11000: the live part is not counted twice */
+	psim_record_times(&c, 11000);
+	TU_EQ(c.times[PSIM_CPU_SOME], 1500);
+	TU_EQ(c.state_start, 11000);
+	c.state_mask = 0;
+	changed = psim_cpu_recent_times(&c, 50000, prev, t);
+	TU_EQ(t[PSIM_CPU_SOME], 100);
+	TU_EQ(t[PSIM_NONIDLE], 100);
+	TU_EQ(changed, (1U << PSIM_CPU_SOME) | (1U << PSIM_NONIDLE));
+
+	/* u32 wrap of the bucket: 0xffffff00 + 0x300 live = 0x200 */
+	memset(&c, 0, sizeof(c));
+	c.times[PSIM_MEM_SOME] = 0xffffff00U;
+	c.state_mask = 1U << PSIM_MEM_SOME;
+	c.state_start = 5ULL << 32;
+	prev[PSIM_MEM_SOME] = 0xfffffe00U;
+	psim_cpu_recent_times(&c, (5ULL << 32) + 0x300, prev, t);
+	TU_EQ(t[PSIM_MEM_SOME], 0x400);		/* (0x200 - 0xfffffe00) mod 2^32 */
+	TU_EQ(prev[PSIM_MEM_SOME], 0x200);
+
+	/* record_times wraps the same way */
+	psim_record_times(&c, (5ULL << 32) + 0x300);
+	TU_EQ(c.times[PSIM_MEM_SOME], 0x200);
+
+	/* like the kernel, a state span of 2^32 ns or more is taken mod 2^32 */
+	c.times[PSIM_MEM_SOME] = 0;
+	c.state_start = 0;
+	psim_record_times(&c, (1ULL << 32) + 5);
+	TU_EQ(c.times[PSIM_MEM_SOME], 5);
+}
+
+static void cpu_change_records_old_states_then_recomputes(void)
+{
+	struct psim_cpu_state c;
+
+	memset(&c, 0, sizeof(c));
+	c.state_start = 100;
+	/* an iowait sleeper from 100 */
+	psim_cpu_change(&c, 100, 0, PSIM_TSK_IOWAIT);
+	TU_EQ(c.tasks[PSIM_NR_IOWAIT], 1);
+	TU_EQ(c.state_mask, (1U << PSIM_IO_SOME) | (1U << PSIM_IO_FULL) |
+			    (1U << PSIM_NONIDLE));
+	/* a task wakes at 350: 250 ns of io full went to the old states */
+	c.oncpu = 1;
+	psim_cpu_change(&c, 350, 0, PSIM_TSK_RUNNING);
+	TU_EQ(c.times[PSIM_IO_SOME], 250);
+	TU_EQ(c.times[PSIM_IO_FULL], 250);
+	TU_EQ(c.times[PSIM_NONIDLE], 250);
+	TU_EQ(c.times[PSIM_CPU_SOME], 0);
+	TU_EQ(c.state_mask, (1U << PSIM_IO_SOME) | (1U << PSIM_NONIDLE));
+	TU_EQ(c.state_start, 350);
+	/* the sleeper wakes too at 400; 2 runnable, 1 on the CPU */
+	psim_cpu_change(&c, 400, PSIM_TSK_IOWAIT, PSIM_TSK_RUNNING);
+	TU_EQ(c.times[PSIM_IO_SOME], 300);
+	TU_EQ(c.times[PSIM_IO_FULL], 250);
+	TU_EQ(c.state_mask, (1U << PSIM_CPU_SOME) | (1U << PSIM_NONIDLE));
+	TU_EQ(c.underflows, 0);
+	/* clearing a zero count is refused and counted, never wraps */
+	psim_cpu_change(&c, 400, PSIM_TSK_IOWAIT | PSIM_TSK_MEMSTALL, 0);
+	TU_EQ(c.tasks[PSIM_NR_IOWAIT], 0);
+	TU_EQ(c.tasks[PSIM_NR_MEMSTALL], 0);
+	TU_EQ(c.underflows, 2);
+	TU_EQ(c.tasks[PSIM_NR_RUNNING], 2);
+}
+
+int main(void)
+{
+	TU_RUN(calc_load_rounds_up_when_active_ge_load);
+	TU_RUN(fixed_power_int_values);
+	TU_RUN(calc_load_n_vs_repeated_calc_load);
+	TU_RUN(calc_avgs_full_pressure_5_periods);
+	TU_RUN(calc_avgs_half_pressure_converges_to_50_00);
+	TU_RUN(calc_avgs_missed_periods_decay);
+	TU_RUN(update_averages_on_time);
+	TU_RUN(update_averages_clamps_and_carries_excess);
+	TU_RUN(update_averages_late_work_keeps_fixed_grid);
+	TU_RUN(update_averages_missed_periods);
+	TU_RUN(fold_totals_weights_by_nonidle_time);
+	TU_RUN(cpu_recent_times_live_state_and_wrap);
+	TU_RUN(cpu_change_records_old_states_then_recomputes);
+	return tu_exit();
+}
