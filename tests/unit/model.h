@@ -1,0 +1,742 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * model.h: a small scheduler with ground truth, driving psi_mod's logic
+ * exactly as src/psi_aggregate.c does.
+ *
+ * The ground truth is what each task really is: dead, asleep (maybe in
+ * iowait) on the CPU it slept on, queued on a runqueue, or running; and its
+ * real memstall nesting depth. From it the kernel's semantics give each
+ * CPU's counts (kernel/sched/psi.c, kernel/sched/stats.h, Linux 6.1):
+ *   NR_IOWAIT            sleepers in iowait, on the CPU they slept on
+ *   NR_MEMSTALL          tasks with depth > 0: runnable ones on their CPU,
+ *                        sleeping ones on the CPU they slept on
+ *   NR_RUNNING           queued + running tasks
+ *   NR_MEMSTALL_RUNNING  runnable tasks with depth > 0
+ * and the state masks (test_state() and the cpu_curr()->in_memstall rule).
+ *
+ * The module side is a mirror of psi_aggregate.c's probes (psim_probe_*,
+ * psim_memstall) without the locks: the same per-task word transitions and
+ * the same clear/set count changes with the underflow counter, the same
+ * oncpu/curr_memstall updates, psim_record_times + psim_state_mask at the
+ * event's time on each CPU it touches.
+ */
+#ifndef MODEL_H
+#define MODEL_H
+
+#include <stdint.h>
+#include "psi_mod_logic.h"
+#include "tu.h"
+
+#define NCPU		3
+#define NTASK		50
+#define MAXDEPTH	3	/* memstall nesting in the model */
+
+/* task->__state values the switch tracepoint can see */
+#define TASK_RUNNING		0x0000
+#define TASK_INTERRUPTIBLE	0x0001
+#define TASK_UNINTERRUPTIBLE	0x0002
+#define TASK_DEAD		0x0080
+
+enum { T_DEAD, T_SLEEP, T_QUEUED, T_RUNNING };
+
+struct mtask {
+	int st;		/* T_* */
+	int cpu;	/* runnable: its runqueue; asleep: the CPU it slept on */
+	int iowait;	/* asleep in io_schedule() */
+	int depth;	/* real memstall nesting depth */
+	u16 w;		/* psi_mod's word */
+	/* since psi_mod was loaded: */
+	int seen;	/* switched in, woken or forked */
+	int touched;	/* any event that sets the whole word */
+};
+
+struct mcpu {
+	int curr;				/* -1: the idle task */
+	struct psim_cpu_state st;		/* psi_mod's */
+	u64 truth_times[PSIM_NR_STATES];	/* kernel semantics, ns */
+	u32 agg_prev[PSIM_NR_STATES];		/* aggregator's times_prev */
+	u64 agg_truth_prev[PSIM_NR_STATES];
+	u64 base_truth[PSIM_NR_STATES];		/* at convergence */
+	u32 base_mod[PSIM_NR_STATES];
+	int switched;				/* a switch since load */
+};
+
+enum { EV_NONE, EV_SWITCH, EV_WAKEUP, EV_SPURIOUS, EV_MIGRATE, EV_MS_ENTER,
+       EV_MS_LEAVE, EV_FORK, EV_NR };
+
+static const char *const ev_names[EV_NR] = {
+	"none", "switch", "wakeup", "spurious-wakeup", "migrate-queued",
+	"memstall-enter", "memstall-leave", "fork",
+};
+
+/* what happened to prev in a switch */
+enum { PREV_IDLE, PREV_PREEMPT, PREV_SIGNAL, PREV_BLOCK, PREV_BLOCK_IO,
+       PREV_EXIT, PREV_NR };
+
+static const char *const prev_names[PREV_NR] = {
+	"idle", "preempted", "signal/yield", "blocks", "blocks-in-iowait",
+	"exits",
+};
+
+struct model {
+	struct mtask t[NTASK];
+	struct mcpu c[NCPU];
+	u64 now, last_now;
+	u64 seed, rng;
+	int ntask;		/* tasks in use: t[ntask..] stay dead */
+	int loaded;		/* psi_mod sees the events */
+	int exact;		/* test 3: everything must match at all times */
+	int converged;		/* test 4: all seen since load */
+	unsigned long ev;	/* events so far */
+	/* the last event, for failure messages */
+	int ev_kind, ev_cpu, ev_p, ev_q, ev_a, ev_b;
+	/* how often each thing happened: the test must have exercised it */
+	unsigned long n_ev[EV_NR], n_prev[PREV_NR];
+	unsigned long n_wake_migrated, n_depth_max, n_spurious_checked;
+	unsigned long n_time_jumps, n_agg;
+};
+
+static const char *model_event(const struct model *m)
+{
+	static char buf[200];
+
+	if (m->ev_kind == EV_SWITCH)
+		snprintf(buf, sizeof(buf), "switch cpu%d prev=%d %s next=%d",
+			 m->ev_cpu, m->ev_p, prev_names[m->ev_a], m->ev_q);
+	else if (m->ev_kind == EV_WAKEUP)
+		snprintf(buf, sizeof(buf), "wakeup t%d cpu%d -> cpu%d",
+			 m->ev_p, m->ev_a, m->ev_cpu);
+	else if (m->ev_kind == EV_MIGRATE)
+		snprintf(buf, sizeof(buf), "migrate queued t%d cpu%d -> cpu%d",
+			 m->ev_p, m->ev_a, m->ev_cpu);
+	else
+		snprintf(buf, sizeof(buf), "%s t%d cpu%d",
+			 ev_names[m->ev_kind], m->ev_p, m->ev_cpu);
+	return buf;
+}
+
+/* Checks carry the seed and the event: enough to replay a failure. */
+#define MCHECK(m, cond, fmt, ...)					\
+	TU_CHECK(cond, "seed %#llx event %lu (%s): " fmt,		\
+		 (unsigned long long)(m)->seed, (m)->ev, model_event(m),	\
+		 ##__VA_ARGS__)
+
+static u64 model_rand(struct model *m)
+{
+	/* xorshift64* */
+	m->rng ^= m->rng >> 12;
+	m->rng ^= m->rng << 25;
+	m->rng ^= m->rng >> 27;
+	return m->rng * 2685821657736338717ULL;
+}
+
+static unsigned int rnd(struct model *m, unsigned int n)
+{
+	return (model_rand(m) >> 32) % n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ground truth */
+
+static unsigned int truth_flags(const struct mtask *t)
+{
+	switch (t->st) {
+	case T_SLEEP:
+		return (t->iowait ? PSIM_TSK_IOWAIT : 0) |
+		       (t->depth ? PSIM_TSK_MEMSTALL : 0);
+	case T_QUEUED:
+	case T_RUNNING:
+		return PSIM_TSK_RUNNING |
+		       (t->depth ? PSIM_TSK_MEMSTALL |
+				   PSIM_TSK_MEMSTALL_RUNNING : 0);
+	}
+	return 0;
+}
+
+/* The true counts of every CPU, in one pass over the tasks. */
+static void truth_counts(const struct model *m,
+			 unsigned int n[NCPU][PSIM_NR_COUNTS])
+{
+	int i, k;
+
+	memset(n, 0, sizeof(unsigned int) * NCPU * PSIM_NR_COUNTS);
+	for (i = 0; i < m->ntask; i++) {
+		unsigned int f = truth_flags(&m->t[i]);
+
+		for (k = 0; k < PSIM_NR_COUNTS; k++)
+			if (f & (1U << k))
+				n[m->t[i].cpu][k]++;
+	}
+}
+
+/* kernel/sched/psi.c test_state() */
+static int k_test_state(const unsigned int *n, int s, int oncpu)
+{
+	switch (s) {
+	case PSIM_IO_SOME:
+		return n[PSIM_NR_IOWAIT] > 0;
+	case PSIM_IO_FULL:
+		return n[PSIM_NR_IOWAIT] && !n[PSIM_NR_RUNNING];
+	case PSIM_MEM_SOME:
+		return n[PSIM_NR_MEMSTALL] > 0;
+	case PSIM_MEM_FULL:
+		return n[PSIM_NR_MEMSTALL] &&
+		       n[PSIM_NR_RUNNING] == n[PSIM_NR_MEMSTALL_RUNNING];
+	case PSIM_CPU_SOME:
+		return n[PSIM_NR_RUNNING] > (unsigned int)oncpu;
+	case PSIM_CPU_FULL:
+		return n[PSIM_NR_RUNNING] && !oncpu;
+	case PSIM_NONIDLE:
+		return n[PSIM_NR_IOWAIT] || n[PSIM_NR_MEMSTALL] ||
+		       n[PSIM_NR_RUNNING];
+	}
+	return 0;
+}
+
+static int truth_oncpu(const struct model *m, int cpu)
+{
+	return m->c[cpu].curr >= 0;
+}
+
+static int truth_curr_memstall(const struct model *m, int cpu)
+{
+	return m->c[cpu].curr >= 0 && m->t[m->c[cpu].curr].depth > 0;
+}
+
+/* psi_group_change()'s state mask from the true counts @n of @cpu */
+static u32 truth_mask(const struct model *m, int cpu, const unsigned int *n)
+{
+	u32 mask = 0;
+	int s;
+
+	for (s = 0; s < PSIM_NR_STATES; s++)
+		if (k_test_state(n, s, truth_oncpu(m, cpu)))
+			mask |= 1U << s;
+	if (truth_oncpu(m, cpu) && truth_curr_memstall(m, cpu))
+		mask |= 1U << PSIM_MEM_FULL;
+	return mask;
+}
+
+/* record_times() of the kernel: FULL only inside SOME */
+static void truth_advance(struct model *m, u64 now)
+{
+	unsigned int n[NCPU][PSIM_NR_COUNTS];
+	u64 delta = now - m->last_now;
+	int cpu;
+
+	truth_counts(m, n);
+	for (cpu = 0; cpu < NCPU; cpu++) {
+		u32 mask = truth_mask(m, cpu, n[cpu]);
+		u64 *tt = m->c[cpu].truth_times;
+		int r;
+
+		for (r = PSIM_IO_SOME; r <= PSIM_CPU_SOME; r += 2) {
+			if (mask & (1U << r)) {
+				tt[r] += delta;
+				if (mask & (1U << (r + 1)))
+					tt[r + 1] += delta;
+			}
+		}
+		if (mask & (1U << PSIM_NONIDLE))
+			tt[PSIM_NONIDLE] += delta;
+	}
+	m->last_now = now;
+}
+
+/* ------------------------------------------------------------------ */
+/* psi_mod, as src/psi_aggregate.c applies the logic */
+
+/* psim_counts() */
+static void mod_counts(struct psim_cpu_state *st, unsigned int clear,
+		       unsigned int set)
+{
+	int t;
+
+	for (t = 0; t < PSIM_NR_COUNTS; t++) {
+		if (clear & (1U << t)) {
+			if (st->tasks[t])
+				st->tasks[t]--;
+			else
+				st->underflows++;
+		}
+		if (set & (1U << t))
+			st->tasks[t]++;
+	}
+}
+
+/* psim_update() */
+static void mod_update(struct model *m, int cpu)
+{
+	struct psim_cpu_state *st = &m->c[cpu].st;
+
+	psim_record_times(st, m->now);
+	st->state_mask = psim_state_mask(st);
+}
+
+/* psim_probe_switch(); p < 0 is the idle task (pid 0) */
+static void mod_switch(struct model *m, int cpu, int preempt, int prev,
+		       unsigned int prev_state, int prev_in_iowait, int next)
+{
+	struct psim_cpu_state *st = &m->c[cpu].st;
+	unsigned int clear, set;
+	u16 nw = 0;
+
+	if (!m->loaded)
+		return;
+	if (prev >= 0) {
+		int sleep = !preempt && prev_state != TASK_RUNNING;
+		u16 *w = &m->t[prev].w;
+
+		*w = psim_task_switch_out(*w, sleep, sleep && prev_in_iowait,
+					  prev_state == TASK_DEAD,
+					  &clear, &set);
+		mod_counts(st, clear, set);
+	}
+	if (next >= 0) {
+		u16 *w = &m->t[next].w;
+
+		nw = psim_task_wakeup(*w, &clear, &set);
+		*w = nw;
+		mod_counts(st, clear, set);
+	}
+	st->oncpu = next >= 0;
+	st->curr_memstall = !!(nw & PSIM_TSK_MEMSTALL);
+	mod_update(m, cpu);
+}
+
+/* psim_probe_wakeup(): task_cpu(p) is already the wakeup CPU */
+static void mod_wakeup(struct model *m, int p)
+{
+	unsigned int clear, set;
+	u16 *w = &m->t[p].w;
+
+	if (!m->loaded || (*w & PSIM_TSK_RUNNING))
+		return;
+	*w = psim_task_wakeup(*w, &clear, &set);
+	mod_counts(&m->c[m->t[p].cpu].st, clear, set);
+	mod_update(m, m->t[p].cpu);
+}
+
+/* psim_probe_wakeup_new() */
+static void mod_wakeup_new(struct model *m, int p)
+{
+	if (!m->loaded)
+		return;
+	m->t[p].w = PSIM_TSK_RUNNING;
+	mod_counts(&m->c[m->t[p].cpu].st, 0, PSIM_TSK_RUNNING);
+	mod_update(m, m->t[p].cpu);
+}
+
+/* psim_probe_migrate(): fires before task_cpu() changes */
+static void mod_migrate(struct model *m, int p, int dest)
+{
+	int src = m->t[p].cpu;
+	unsigned int clear, set;
+	u16 *w = &m->t[p].w;
+
+	if (!m->loaded || src == dest || !*w)
+		return;
+	*w = psim_task_migrate(*w, &clear, &set);
+	mod_counts(&m->c[src].st, clear, 0);
+	mod_update(m, src);
+	if (set) {
+		mod_counts(&m->c[dest].st, 0, set);
+		mod_update(m, dest);
+	}
+}
+
+/* psim_memstall(): current task of @cpu */
+static void mod_memstall(struct model *m, int cpu, int p, int enter)
+{
+	struct psim_cpu_state *st = &m->c[cpu].st;
+	unsigned int clear, set;
+	u16 *w = &m->t[p].w;
+
+	if (!m->loaded)
+		return;
+	if (enter)
+		*w = psim_task_memstall_enter(*w, &clear, &set);
+	else
+		*w = psim_task_memstall_leave(*w, &clear, &set);
+	if (clear | set) {
+		mod_counts(st, clear, set);
+		st->oncpu = 1;
+		st->curr_memstall = !!(*w & PSIM_TSK_MEMSTALL);
+		mod_update(m, cpu);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Events: ground truth and psi_mod together */
+
+static void model_init(struct model *m, u64 seed, int ntask)
+{
+	int i;
+
+	memset(m, 0, sizeof(*m));
+	m->seed = seed;
+	m->ntask = ntask;
+	m->rng = seed * 0x9e3779b97f4a7c15ULL + 0x2545f4914f6cdd1dULL;
+	if (!m->rng)
+		m->rng = 1;
+	m->now = m->last_now = 1000000;
+	for (i = 0; i < NCPU; i++) {
+		m->c[i].curr = -1;
+		m->c[i].st.state_start = m->now;
+	}
+	/* plain sleepers (nothing to count) and a few free pids */
+	for (i = 0; i < m->ntask; i++) {
+		m->t[i].st = i < ntask - ntask / 10 ? T_SLEEP : T_DEAD;
+		m->t[i].cpu = i % NCPU;
+	}
+}
+
+/* psi_mod is loaded now: it knows nothing, every word and CPU is fresh */
+static void model_load(struct model *m)
+{
+	int i;
+
+	m->loaded = 1;
+	for (i = 0; i < NCPU; i++) {
+		memset(&m->c[i].st, 0, sizeof(m->c[i].st));
+		m->c[i].st.state_start = m->now;
+		memset(m->c[i].agg_prev, 0, sizeof(m->c[i].agg_prev));
+		m->c[i].switched = 0;
+	}
+	for (i = 0; i < m->ntask; i++) {
+		m->t[i].w = 0;
+		m->t[i].seen = 0;
+		m->t[i].touched = 0;
+	}
+}
+
+static void ev_switch(struct model *m, int cpu)
+{
+	int cand[NTASK], ncand = 0, prev = m->c[cpu].curr, next = -1;
+	int i, what = PREV_IDLE, preempt = 0, in_iowait = 0;
+	unsigned int state = TASK_RUNNING;
+
+	for (i = 0; i < m->ntask; i++)
+		if (m->t[i].st == T_QUEUED && m->t[i].cpu == cpu)
+			cand[ncand++] = i;
+
+	if (prev >= 0) {
+		unsigned int r = rnd(m, 100);
+
+		if (r < 30) {
+			what = PREV_PREEMPT;
+			preempt = 1;
+			/* maybe preempted in io_schedule() before it slept */
+			if (rnd(m, 2)) {
+				state = TASK_UNINTERRUPTIBLE;
+				in_iowait = rnd(m, 2);
+			}
+		} else if (r < 35) {
+			/* signal pending: state reset to running; or yield */
+			what = PREV_SIGNAL;
+			in_iowait = rnd(m, 2);
+		} else if (r < 95 || m->t[prev].depth) {
+			in_iowait = rnd(m, 2);
+			what = in_iowait ? PREV_BLOCK_IO : PREV_BLOCK;
+			state = in_iowait || rnd(m, 2) ? TASK_UNINTERRUPTIBLE :
+							 TASK_INTERRUPTIBLE;
+		} else {
+			what = PREV_EXIT;
+			state = TASK_DEAD;
+		}
+		/* prev stays runnable and nothing else is queued: no switch */
+		if ((what == PREV_PREEMPT || what == PREV_SIGNAL) && !ncand)
+			return;
+		preempt = what == PREV_PREEMPT;
+	} else {
+		if (!ncand)
+			return;
+		preempt = rnd(m, 2);
+	}
+	if (ncand)
+		next = cand[rnd(m, ncand)];
+
+	m->ev_kind = EV_SWITCH;
+	m->ev_cpu = cpu;
+	m->ev_p = prev;
+	m->ev_q = next;
+	m->ev_a = what;
+	m->n_ev[EV_SWITCH]++;
+	m->n_prev[what]++;
+
+	mod_switch(m, cpu, preempt, prev, state, in_iowait, next);
+
+	if (prev >= 0) {
+		struct mtask *t = &m->t[prev];
+
+		switch (what) {
+		case PREV_PREEMPT:
+		case PREV_SIGNAL:
+			t->st = T_QUEUED;
+			break;
+		case PREV_BLOCK:
+		case PREV_BLOCK_IO:
+			t->st = T_SLEEP;
+			t->iowait = in_iowait;
+			break;
+		case PREV_EXIT:
+			t->st = T_DEAD;
+			t->iowait = 0;
+			break;
+		}
+		t->touched = 1;
+	}
+	if (next >= 0) {
+		m->t[next].st = T_RUNNING;
+		m->t[next].seen = m->t[next].touched = 1;
+	}
+	m->c[cpu].curr = next;
+	m->c[cpu].switched = 1;
+}
+
+static void ev_fork(struct model *m, int p, int cpu)
+{
+	struct mtask *t = &m->t[p];
+
+	m->ev_kind = EV_FORK;
+	m->ev_p = p;
+	m->ev_cpu = cpu;
+	m->n_ev[EV_FORK]++;
+	/* the pid's word was cleared by its last owner's final switch */
+	if (m->exact)
+		MCHECK(m, t->w == 0, "a free pid has word %#x", t->w);
+	t->st = T_QUEUED;
+	t->cpu = cpu;
+	t->iowait = 0;
+	t->depth = 0;
+	mod_wakeup_new(m, p);
+	t->seen = t->touched = 1;
+}
+
+static void ev_wakeup(struct model *m, int p)
+{
+	struct mtask *t = &m->t[p];
+
+	if (t->st == T_DEAD) {
+		ev_fork(m, p, rnd(m, NCPU));
+		return;
+	}
+	m->ev_p = p;
+	if (t->st == T_SLEEP) {
+		int dest = rnd(m, NCPU);
+
+		m->ev_kind = EV_WAKEUP;
+		m->ev_a = t->cpu;
+		m->ev_cpu = dest;
+		m->n_ev[EV_WAKEUP]++;
+		if (dest != t->cpu) {
+			/* sched_migrate_task first, then sched_wakeup */
+			mod_migrate(m, p, dest);
+			t->cpu = dest;
+			m->n_wake_migrated++;
+		}
+		mod_wakeup(m, p);
+		t->st = T_QUEUED;
+		t->iowait = 0;
+	} else {
+		/*
+		 * It set a sleeping state but was woken before it switched
+		 * out (or was preempted in it): still on its runqueue.
+		 */
+		m->ev_kind = EV_SPURIOUS;
+		m->ev_cpu = t->cpu;
+		m->n_ev[EV_SPURIOUS]++;
+		if (m->exact) {
+			unsigned int clear = ~0U, set = ~0U;
+			u16 nw = psim_task_wakeup(t->w, &clear, &set);
+
+			MCHECK(m, nw == t->w && !clear && !set,
+			       "wakeup of a queued task: word %#x -> %#x clear %#x set %#x",
+			       t->w, nw, clear, set);
+			m->n_spurious_checked++;
+		}
+		mod_wakeup(m, p);
+	}
+	t->seen = t->touched = 1;
+}
+
+static void ev_migrate_queued(struct model *m, int p, int dest)
+{
+	struct mtask *t = &m->t[p];
+
+	m->ev_kind = EV_MIGRATE;
+	m->ev_p = p;
+	m->ev_a = t->cpu;
+	m->ev_cpu = dest;
+	m->n_ev[EV_MIGRATE]++;
+	mod_migrate(m, p, dest);
+	t->cpu = dest;
+}
+
+static void ev_memstall(struct model *m, int cpu)
+{
+	int p = m->c[cpu].curr, enter;
+	struct mtask *t;
+
+	if (p < 0)
+		return;
+	t = &m->t[p];
+	/*
+	 * Stalls are rarer than other events and short, but nest now and
+	 * then: outside, enter one time in four; inside, leave two times
+	 * in three (always at the maximum depth).
+	 */
+	if (!t->depth && rnd(m, 4))
+		return;
+	enter = !t->depth || (t->depth < MAXDEPTH && !rnd(m, 3));
+	m->ev_kind = enter ? EV_MS_ENTER : EV_MS_LEAVE;
+	m->ev_p = p;
+	m->ev_cpu = cpu;
+	m->n_ev[m->ev_kind]++;
+	mod_memstall(m, cpu, p, enter);
+	if (enter) {
+		t->depth++;
+		t->touched = 1;
+		if (t->depth == MAXDEPTH)
+			m->n_depth_max++;
+	} else {
+		t->depth--;
+	}
+}
+
+/* One random event at a later time. */
+static void model_step(struct model *m)
+{
+	unsigned int r = rnd(m, 1000);
+	int i;
+
+	m->ev_kind = EV_NONE;
+	m->ev++;
+	if (rnd(m, 20000) == 0) {
+		/* a CPU quiet for longer than a u32 of ns */
+		m->now += 4000000000ULL + rnd(m, 2000000000);
+		m->n_time_jumps++;
+	} else {
+		m->now += 1 + rnd(m, 20000);
+	}
+	/* the time up to now belongs to the states before the event */
+	truth_advance(m, m->now);
+
+	if (r < 350) {
+		ev_switch(m, rnd(m, NCPU));
+	} else if (r < 600) {
+		ev_wakeup(m, rnd(m, m->ntask));
+	} else if (r < 700) {
+		int p = rnd(m, m->ntask);
+
+		if (m->t[p].st == T_QUEUED) {
+			int dest = (m->t[p].cpu + 1 + rnd(m, NCPU - 1)) % NCPU;
+
+			ev_migrate_queued(m, p, dest);
+		}
+	} else if (r < 950) {
+		ev_memstall(m, rnd(m, NCPU));
+	} else {
+		for (i = 0; i < m->ntask; i++)
+			if (m->t[i].st == T_DEAD)
+				break;
+		if (i < m->ntask)
+			ev_fork(m, i, rnd(m, NCPU));
+		else
+			ev_switch(m, rnd(m, NCPU));
+	}
+}
+
+/* psi_mod's view of a CPU's state times, live part included */
+static u32 mod_live_time(const struct model *m, int cpu, int s)
+{
+	const struct psim_cpu_state *st = &m->c[cpu].st;
+	u32 t = st->times[s];
+
+	if (st->state_mask & (1U << s))
+		t += (u32)(m->now - st->state_start);
+	return t;
+}
+
+/* Counts, flags, masks and (if @times) state times must equal the truth. */
+static void check_exact(struct model *m, int times)
+{
+	unsigned int nn[NCPU][PSIM_NR_COUNTS];
+	int cpu, i, k, s;
+
+	truth_counts(m, nn);
+	for (cpu = 0; cpu < NCPU; cpu++) {
+		const struct psim_cpu_state *st = &m->c[cpu].st;
+		const unsigned int *n = nn[cpu];
+		u32 tmask = truth_mask(m, cpu, n);
+
+		for (k = 0; k < PSIM_NR_COUNTS; k++)
+			MCHECK(m, st->tasks[k] == n[k],
+			       "cpu%d tasks[%d] = %u, truth %u", cpu, k,
+			       st->tasks[k], n[k]);
+		MCHECK(m, st->underflows == 0, "cpu%d underflows %u", cpu,
+		       st->underflows);
+		MCHECK(m, st->oncpu == truth_oncpu(m, cpu),
+		       "cpu%d oncpu %u, truth %d", cpu, st->oncpu,
+		       truth_oncpu(m, cpu));
+		MCHECK(m, st->curr_memstall == truth_curr_memstall(m, cpu),
+		       "cpu%d curr_memstall %u, truth %d", cpu,
+		       st->curr_memstall, truth_curr_memstall(m, cpu));
+		MCHECK(m, st->state_mask == tmask,
+		       "cpu%d state mask %#x, kernel's %#x", cpu,
+		       st->state_mask, tmask);
+		if (!times)
+			continue;
+		for (s = 0; s < PSIM_NR_STATES; s++) {
+			u32 got = mod_live_time(m, cpu, s) - m->c[cpu].base_mod[s];
+			u32 want = (u32)(m->c[cpu].truth_times[s] -
+					 m->c[cpu].base_truth[s]);
+
+			MCHECK(m, got == want,
+			       "cpu%d state %d time %u ns, kernel's %u ns",
+			       cpu, s, got, want);
+		}
+	}
+	for (i = 0; i < m->ntask; i++) {
+		const struct mtask *t = &m->t[i];
+
+		MCHECK(m, (t->w & PSIM_TSK_MASK) == truth_flags(t),
+		       "t%d (state %d cpu%d iowait %d depth %d) word %#x, truth flags %#x",
+		       i, t->st, t->cpu, t->iowait, t->depth, t->w,
+		       truth_flags(t));
+		MCHECK(m, psim_depth(t->w) == (unsigned int)t->depth,
+		       "t%d word depth %u, truth %d", i, psim_depth(t->w),
+		       t->depth);
+	}
+}
+
+/* The aggregator's recent times equal the truth's state time deltas. */
+static __attribute__((unused)) void check_aggregator(struct model *m)
+{
+	int cpu, s;
+
+	m->n_agg++;
+	for (cpu = 0; cpu < NCPU; cpu++) {
+		struct mcpu *c = &m->c[cpu];
+		u32 times[PSIM_NR_STATES], changed, want_changed = 0;
+
+		changed = psim_cpu_recent_times(&c->st, m->now, c->agg_prev,
+						times);
+		for (s = 0; s < PSIM_NR_STATES; s++) {
+			u32 want = (u32)(c->truth_times[s] -
+					 c->agg_truth_prev[s]);
+
+			MCHECK(m, times[s] == want,
+			       "aggregator: cpu%d state %d %u ns, kernel's %u ns",
+			       cpu, s, times[s], want);
+			if (want)
+				want_changed |= 1U << s;
+			c->agg_truth_prev[s] = c->truth_times[s];
+		}
+		MCHECK(m, changed == want_changed,
+		       "aggregator: cpu%d changed %#x, expected %#x", cpu,
+		       changed, want_changed);
+	}
+}
+
+#endif /* MODEL_H */
