@@ -12,7 +12,8 @@
 #      PSI_MOD_ACCEL=kvm (opt-in; TCG otherwise), PSI_VM_TIMEOUT (seconds per
 #      boot), PSI_VM_BUILD (artefact dir, default <repo>/build/vm),
 #      PSI_VM_KERNEL / PSI_VM_MODDIR (an unpacked kernel elsewhere),
-#      PSI_MOD_KO (test this prebuilt psi_mod.ko instead of building one)
+#      PSI_MOD_KO (test this prebuilt psi_mod.ko instead of building one),
+#      PSI_VM_PSI=0|1 (override the psi= a suite boots with)
 # Output: "PASS <suite>/<case> -- <detail>" or "FAIL <suite>/<case>: <detail>"
 # per case, and as the last line "N passed, N failed". Exit 1 if anything
 # failed, 2 on a setup error.
@@ -87,7 +88,7 @@ for s in "${suite_list[@]}"; do
 	kernel) psi=1 limit=300 ;;
 	*) psi=0 limit=300 ;;
 	esac
-	limit=${PSI_VM_TIMEOUT:-$limit}
+	limit=${PSI_VM_TIMEOUT:-$limit} psi=${PSI_VM_PSI:-$psi}
 	logf=$PSI_VM_BUILD/logs/$s.log resf=$PSI_VM_BUILD/logs/$s.results
 	rm -f "$logf" "$resf"
 	qemu_cmd "$kver" "$initrd" "$disk" "$psi" "psitest.suite=$s" "$resf"

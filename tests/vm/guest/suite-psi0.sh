@@ -1,6 +1,6 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format idle spin io iowrite mem hackbench toggle badparams rmmod-readers loadunload dmesg"
+CASES="load format idle spin io iowrite mem hackbench toggle churn badparams rmmod-readers loadunload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -44,6 +44,46 @@ case_toggle() {
 		done
 	done
 	note "cpu some total ${before}us before disable, $(snap_val $C/b $PSI_DIR/cpu some total)us at ${wall}us after re-enable, avg10=$(snap_val $C/b $PSI_DIR/cpu some avg10)"
+}
+
+# Beyond the brief's toggle: enable 1->0->1 eight times, then rmmod, while
+# spinners, an O_DIRECT reader and a hackbench loop keep tasks running,
+# sleeping in iowait, forking and exiting. Catches races between detach and
+# probes and counts that go wrong for tasks seen only half (the module
+# reports "task count underflows" when it stops; none may appear).
+case_churn() {
+	local i r m ton wall f t
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	m=$(dmesg_mark)
+	bg spin 40; bg spin 40
+	bg dio read $DISK 40
+	bg sh -c 'while :; do hackbench -p -g 2 -l 50 > /dev/null 2>&1; done'
+	sleep 1
+	for i in 1 2 3 4 5 6 7 8; do
+		r=$(kit write $ENABLE 0)
+		[ "$r" = ok ] || bad "toggle $i: write 0: $r"
+		sleep 0.3
+		ton=$(kit now)
+		r=$(kit write $ENABLE 1)
+		[ "$r" = ok ] || bad "toggle $i: write 1: $r"
+		files_exist || bad "toggle $i: files missing after enable=1"
+		sleep 0.5
+	done
+	ok "8 toggles under load"
+	sleep 2
+	snap $C/b $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
+	wall=$(($(snap_t $C/b) - ton))
+	for f in $RESFILES; do
+		if [ $f = cpu ]; then expect_format $PSI_DIR/$f cpu; else expect_format $PSI_DIR/$f; fi
+		t=$(snap_val $C/b $PSI_DIR/$f some total)
+		expect "$f some total=$t ${wall}us after the last re-enable: not restarted" \
+			ile "$t" $((wall * 11 / 10 + 100000))
+	done
+	note "after last re-enable (${wall}us): cpu some+$(snap_val $C/b $PSI_DIR/cpu some total) io some+$(snap_val $C/b $PSI_DIR/io some total) io full+$(snap_val $C/b $PSI_DIR/io full total)"
+	r=$(timeout 30 rmmod psi_mod 2>&1)
+	expect "rmmod under load: $r" eval '! mod_loaded'
+	r=$(dmesg_since $m | grep -iE 'underflow|psi_mod.*(bug|error)' | head -2 | tr '\n' '|')
+	expect "psi_mod complained while stopping: $r" [ -z "$r" ]
 }
 
 # bad parameters at insmod and at runtime are refused with EINVAL
@@ -132,6 +172,7 @@ run_case iowrite 30 case_iowrite
 run_case mem 60 case_mem
 run_case hackbench 120 case_hackbench
 run_case toggle 40 case_toggle
+run_case churn 60 case_churn
 run_case badparams 40 case_badparams
 run_case rmmod-readers 60 case_rmmod_readers
 run_case loadunload 120 case_loadunload
