@@ -128,7 +128,7 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 
 		WRITE_ONCE(*w, psim_task_switch_out(*w, sleep,
 						    sleep && prev->in_iowait,
-						    state == TASK_DEAD,
+						    sleep && state == TASK_DEAD,
 						    &clear, &set));
 		psim_counts(&pc->st, clear, set);
 		/*
