@@ -28,6 +28,9 @@ struct psim_probe {
 extern struct psim_probe psim_probes[PSIM_NR_PROBES];
 int psim_kp_memstall_enter(struct kprobe *kp, struct pt_regs *regs);
 int psim_kp_memstall_leave(struct kprobe *kp, struct pt_regs *regs);
+int psim_krp_exchange_entry(struct kretprobe_instance *ri, struct pt_regs *regs);
+int psim_krp_exchange_ret(struct kretprobe_instance *ri, struct pt_regs *regs);
+#define PSIM_XTIDS_DATA_SIZE	(2 * sizeof(void *))
 
 /* psi_proc.c: the files under /proc */
 int psim_proc_create(const char *dir);

@@ -312,6 +312,53 @@ int psim_kp_memstall_leave(struct kprobe *kp, struct pt_regs *regs)
 }
 
 /*
+ * A thread other than the leader that execs takes over the leader's pid:
+ * de_thread() swaps the two tasks' pids with exchange_tids(), so their
+ * words must swap at the same moment. The exec'ing thread runs that with
+ * interrupts off (no event of its own can come between the pid swap and
+ * ours); the old leader, a zombie by now, may still be on its way to its
+ * last switch on another CPU, so hold both CPUs' locks.
+ */
+struct psim_xtids {
+	struct task_struct *left, *right;
+};
+
+int psim_krp_exchange_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct psim_xtids *x = (struct psim_xtids *)ri->data;
+
+	x->left = (struct task_struct *)regs_get_kernel_argument(regs, 0);
+	x->right = (struct task_struct *)regs_get_kernel_argument(regs, 1);
+	return 0;
+}
+
+int psim_krp_exchange_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct psim_xtids *x = (struct psim_xtids *)ri->data;
+	int a = task_cpu(x->left), b = task_cpu(x->right);
+	u16 *wl = psim_word(x->left), *wr = psim_word(x->right), tmp;
+	unsigned long flags;
+
+	if (!wl || !wr)
+		return 0;
+	if (a > b)
+		swap(a, b);
+	local_irq_save(flags);
+	raw_spin_lock(&per_cpu_ptr(&psim_pcpu, a)->lock);
+	if (b != a)
+		raw_spin_lock_nested(&per_cpu_ptr(&psim_pcpu, b)->lock,
+				     SINGLE_DEPTH_NESTING);
+	tmp = READ_ONCE(*wl);
+	WRITE_ONCE(*wl, READ_ONCE(*wr));
+	WRITE_ONCE(*wr, tmp);
+	if (b != a)
+		raw_spin_unlock(&per_cpu_ptr(&psim_pcpu, b)->lock);
+	raw_spin_unlock(&per_cpu_ptr(&psim_pcpu, a)->lock);
+	local_irq_restore(flags);
+	return 0;
+}
+
+/*
  * Fold the per-CPU state times since the last call into the totals.
  * Returns the states that changed, with PSIM_STATE_RESCHEDULE when there is
  * task activity that the averaging clock should keep sampling.
@@ -489,6 +536,10 @@ int psim_state_start(void)
 		struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
 
 		raw_spin_lock_init(&pc->lock);
+		/*
+		 * oncpu starts at 0: what runs on each CPU now is not counted
+		 * yet, and a counted task queued behind it is indeed stalled.
+		 */
 		memset(&pc->st, 0, sizeof(pc->st));
 		pc->st.state_start = cpu_clock(cpu);
 		memset(per_cpu(psim_times_prev, cpu), 0,

@@ -38,6 +38,10 @@ static struct kprobe psim_kp_enter, psim_kp_leave;
 static struct kprobe *psim_kps[] = { &psim_kp_enter, &psim_kp_leave };
 static bool psim_kps_attached;
 
+/* exec by a non-leader thread swaps two tasks' pids (see psi_aggregate.c) */
+static struct kretprobe psim_krp_xtids;
+static bool psim_krp_attached;
+
 static void psim_detach_tracepoints(int n)
 {
 	while (n-- > 0)
@@ -45,9 +49,10 @@ static void psim_detach_tracepoints(int n)
 					    NULL);
 }
 
-static int psim_attach(void)
+/* The kprobes: each set is optional, what it costs is said once. */
+static void psim_attach_kprobes(void)
 {
-	int i, ret;
+	int ret;
 
 	memset(&psim_kp_enter, 0, sizeof(psim_kp_enter));
 	psim_kp_enter.symbol_name = "psi_memstall_enter";
@@ -61,6 +66,33 @@ static int psim_attach(void)
 		pr_warn_once("psi_mod: no kprobe on psi_memstall_enter/leave (%d): memory pressure will read zero\n",
 			     ret);
 
+	memset(&psim_krp_xtids, 0, sizeof(psim_krp_xtids));
+	psim_krp_xtids.kp.symbol_name = "exchange_tids";
+	psim_krp_xtids.entry_handler = psim_krp_exchange_entry;
+	psim_krp_xtids.handler = psim_krp_exchange_ret;
+	psim_krp_xtids.data_size = PSIM_XTIDS_DATA_SIZE;
+	ret = register_kretprobe(&psim_krp_xtids);
+	psim_krp_attached = !ret;
+	if (ret)
+		pr_warn_once("psi_mod: no kretprobe on exchange_tids (%d): exec from a non-leader thread can leave counts behind\n",
+			     ret);
+}
+
+static void psim_detach_kprobes(void)
+{
+	if (psim_kps_attached)
+		unregister_kprobes(psim_kps, ARRAY_SIZE(psim_kps));
+	psim_kps_attached = false;
+	if (psim_krp_attached)
+		unregister_kretprobe(&psim_krp_xtids);
+	psim_krp_attached = false;
+}
+
+static int psim_attach(void)
+{
+	int i, ret;
+
+	psim_attach_kprobes();
 	for (i = 0; i < ARRAY_SIZE(psim_probes); i++) {
 		ret = tracepoint_probe_register(psim_probes[i].tp,
 						psim_probes[i].func, NULL);
@@ -68,10 +100,7 @@ static int psim_attach(void)
 			pr_err("psi_mod: cannot attach to %s: %d\n",
 			       psim_probes[i].name, ret);
 			psim_detach_tracepoints(i);
-			if (psim_kps_attached)
-				unregister_kprobes(psim_kps,
-						   ARRAY_SIZE(psim_kps));
-			psim_kps_attached = false;
+			psim_detach_kprobes();
 			tracepoint_synchronize_unregister();
 			return ret;
 		}
@@ -82,9 +111,8 @@ static int psim_attach(void)
 static void psim_detach(void)
 {
 	psim_detach_tracepoints(ARRAY_SIZE(psim_probes));
-	if (psim_kps_attached)
-		unregister_kprobes(psim_kps, ARRAY_SIZE(psim_kps));
-	psim_kps_attached = false;
+	/* unregister_k(ret)probe() waits for running handlers itself. */
+	psim_detach_kprobes();
 	/* No probe may still be running once the state is freed. */
 	tracepoint_synchronize_unregister();
 }
