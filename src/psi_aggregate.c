@@ -314,10 +314,10 @@ int psim_kp_memstall_leave(struct kprobe *kp, struct pt_regs *regs)
 /*
  * A thread other than the leader that execs takes over the leader's pid:
  * de_thread() swaps the two tasks' pids with exchange_tids(), so their
- * words must swap at the same moment. The exec'ing thread runs that with
- * interrupts off (no event of its own can come between the pid swap and
- * ours); the old leader, a zombie by now, may still be on its way to its
- * last switch on another CPU, so hold both CPUs' locks.
+ * words must swap at the same moment. The exec'ing thread (left) runs that
+ * with interrupts off, so no event of its own comes between the pid swap
+ * and ours; the old leader (right), a zombie by now, may still be on its
+ * way to its last switch, so hold its CPU's lock, which that switch takes.
  */
 struct psim_xtids {
 	struct task_struct *left, *right;
@@ -335,26 +335,18 @@ int psim_krp_exchange_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 int psim_krp_exchange_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct psim_xtids *x = (struct psim_xtids *)ri->data;
-	int a = task_cpu(x->left), b = task_cpu(x->right);
 	u16 *wl = psim_word(x->left), *wr = psim_word(x->right), tmp;
+	struct psim_pcpu *pc;
 	unsigned long flags;
 
 	if (!wl || !wr)
 		return 0;
-	if (a > b)
-		swap(a, b);
-	local_irq_save(flags);
-	raw_spin_lock(&per_cpu_ptr(&psim_pcpu, a)->lock);
-	if (b != a)
-		raw_spin_lock_nested(&per_cpu_ptr(&psim_pcpu, b)->lock,
-				     SINGLE_DEPTH_NESTING);
+	pc = per_cpu_ptr(&psim_pcpu, task_cpu(x->right));
+	raw_spin_lock_irqsave(&pc->lock, flags);
 	tmp = READ_ONCE(*wl);
 	WRITE_ONCE(*wl, READ_ONCE(*wr));
 	WRITE_ONCE(*wr, tmp);
-	if (b != a)
-		raw_spin_unlock(&per_cpu_ptr(&psim_pcpu, b)->lock);
-	raw_spin_unlock(&per_cpu_ptr(&psim_pcpu, a)->lock);
-	local_irq_restore(flags);
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	return 0;
 }
 
