@@ -8,6 +8,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 "$PSI_VM_DIR/deps.sh" >&2
+lock_build_dir
 kver=$(find_kver)
 log "kernel $kver"
 ko=$(build_module "$kver") || die "module build failed"

@@ -6,6 +6,18 @@ PSI_VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PSI_REPO=$(cd "$PSI_VM_DIR/../.." && pwd)
 PSI_VM_BUILD=${PSI_VM_BUILD:-$PSI_REPO/build/vm}
 
+# One harness run at a time per build dir: runs share the initramfs, disk
+# image and logs, and two TCG guests on 2 cores would skew each other's
+# timing anyway. The lock is released when the process exits.
+lock_build_dir() {
+	mkdir -p "$PSI_VM_BUILD"
+	exec 9> "$PSI_VM_BUILD/.lock"
+	if ! flock -n 9; then
+		log "another harness run holds $PSI_VM_BUILD/.lock; waiting (up to 15 min)"
+		flock -w 900 9 || die "timed out waiting for $PSI_VM_BUILD/.lock"
+	fi
+}
+
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'ERROR: %s\n' "$*" >&2; exit 2; }
 

@@ -46,6 +46,7 @@ done
 [ "$suites" = all ] && suites=psi0,psi1
 IFS=, read -r -a suite_list <<< "$suites"
 
+lock_build_dir
 kver=$(find_kver)
 [ -f "$(kernel_image "$kver")" ] || die "no kernel image $(kernel_image "$kver")"
 log "kernel $kver, suites ${suite_list[*]}, accel ${PSI_MOD_ACCEL:-tcg}"
