@@ -38,6 +38,18 @@
 #endif
 
 /*
+ * When the scheduler enqueued a task that is being woken: the runqueue
+ * clock it stamped in sched_info (CONFIG_SCHED_INFO, set in enqueue_task()
+ * next to the kernel's psi_enqueue()), or 0 if there is none. The
+ * sched_wakeup tracepoint fires later, after the wakeup preemption check.
+ */
+#ifdef CONFIG_SCHED_INFO
+#define psim_enqueued_at(p)	READ_ONCE((p)->sched_info.last_queued)
+#else
+#define psim_enqueued_at(p)	0ULL
+#endif
+
+/*
  * Check a probe against the tracepoint's own prototype at compile time: the
  * register_trace_<tp>() helper that <trace/events/sched.h> declares takes a
  * pointer to exactly the probe type, and the kernel builds with

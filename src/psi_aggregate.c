@@ -100,11 +100,33 @@ static inline void psim_counts(struct psim_cpu_state *st, unsigned int clear,
 	}
 }
 
-/* Close the current state period at the CPU's clock and start the next. */
+/* Close the current state period at @now and start the next. */
+static inline void psim_update_at(struct psim_cpu_state *st, u64 now)
+{
+	psim_record_times(st, now);
+	st->state_mask = psim_state_mask(st);
+}
+
+/* ... at the CPU's clock, which the kernel's PSI reads too. */
 static inline void psim_update(struct psim_cpu_state *st, int cpu)
 {
-	psim_record_times(st, cpu_clock(cpu));
-	st->state_mask = psim_state_mask(st);
+	psim_update_at(st, cpu_clock(cpu));
+}
+
+/*
+ * A woken task became runnable when it was enqueued, which the kernel's PSI
+ * records; the tracepoint comes a little later (about 1-2 us under QEMU's
+ * TCG, per wakeup). Use the enqueue stamp where the scheduler keeps one,
+ * but never before the CPU's last state change.
+ */
+static inline u64 psim_wakeup_time(struct psim_cpu_state *st,
+				   struct task_struct *p, int cpu)
+{
+	u64 now = cpu_clock(cpu), queued = psim_enqueued_at(p);
+
+	if (queued && queued < now)
+		now = max(queued, st->state_start);
+	return now;
 }
 
 static void psim_probe_switch(PSIM_SWITCH_PROTO)
@@ -177,7 +199,7 @@ static void psim_probe_wakeup(void *data, struct task_struct *p)
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	WRITE_ONCE(*w, psim_task_wakeup(*w, &clear, &set));
 	psim_counts(&pc->st, clear, set);
-	psim_update(&pc->st, cpu);
+	psim_update_at(&pc->st, psim_wakeup_time(&pc->st, p, cpu));
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 
 	psim_wake_clock();
@@ -200,7 +222,7 @@ static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 	/* A new task: whatever the word held belonged to a dead pid owner. */
 	WRITE_ONCE(*w, PSIM_TSK_RUNNING);
 	psim_counts(&pc->st, 0, PSIM_TSK_RUNNING);
-	psim_update(&pc->st, cpu);
+	psim_update_at(&pc->st, psim_wakeup_time(&pc->st, p, cpu));
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 
 	psim_wake_clock();
