@@ -74,7 +74,7 @@ build_helpers() {
 		local b
 		b=$out/$(basename "$src" .c)
 		if [ ! -x "$b" ] || [ "$src" -nt "$b" ]; then
-			gcc -static -O2 -Wall -Wextra -o "$b" "$src" >&2 || return 1
+			gcc -static -O2 -Wall -Wextra -pthread -o "$b" "$src" >&2 || return 1
 		fi
 	done
 	echo "$out"

@@ -2,12 +2,14 @@
 # psi_mod VM test runner: builds the module, the helpers and an initramfs,
 # boots the kernel under QEMU (TCG) once per suite and reports every case.
 #
-# usage: tests/vm/run.sh [--suite psi0,psi1|kernel|all] [--kver KVER]
+# usage: tests/vm/run.sh [--suite psi0,psi1|kernel|all] [--cases a,b] [--kver KVER]
 #   suites: psi0   module on a psi=0 boot (its intended use)
 #           psi1   side by side with the kernel's PSI on a psi=1 boot
 #           kernel no module: the workload cases against the kernel's own PSI
 #                  (checks the harness and its tolerances)
 #           all    psi0,psi1 (default)
+#   --cases (or CASES=): run only these cases of the chosen suites (a case may
+#           depend on an earlier one: "load" loads the module in psi0)
 # env: KVER (default: newest installed Debian 6.1 kernel), SUITE,
 #      PSI_MOD_ACCEL=kvm (opt-in; TCG otherwise), PSI_VM_TIMEOUT (seconds per
 #      boot), PSI_VM_BUILD (artefact dir, default <repo>/build/vm),
@@ -32,11 +34,13 @@ on_exit() {
 }
 trap on_exit EXIT
 
-suites=${SUITE:-all}
+suites=${SUITE:-all} only=${CASES:-}
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--suite) suites=$2; shift 2 ;;
 	--suite=*) suites=${1#*=}; shift ;;
+	--cases) only=$2; shift 2 ;;
+	--cases=*) only=${1#*=}; shift ;;
 	--kver) KVER=$2; shift 2 ;;
 	--kver=*) KVER=${1#*=}; shift ;;
 	-h|--help) finished=1; sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -56,8 +60,15 @@ done
 
 pass() { echo "PASS $1${2:+ -- $2}"; passed=$((passed + 1)); }
 fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-# case names of a suite: the CASES="..." line of its guest script
-cases_of() { sed -n 's/^CASES="\(.*\)"$/\1/p' "$PSI_VM_DIR/guest/suite-$1.sh"; }
+# case names of a suite: the CASES="..." line of its guest script, narrowed
+# to --cases if given
+cases_of() {
+	local c
+	for c in $(sed -n 's/^CASES="\(.*\)"$/\1/p' "$PSI_VM_DIR/guest/suite-$1.sh"); do
+		[ -z "$only" ] || [[ ",$only," == *",$c,"* ]] || continue
+		echo "$c"
+	done
+}
 
 need_module=0
 for s in "${suite_list[@]}"; do [ "$s" = kernel ] || need_module=1; done
@@ -92,7 +103,7 @@ for s in "${suite_list[@]}"; do
 	limit=${PSI_VM_TIMEOUT:-$limit} psi=${PSI_VM_PSI:-$psi}
 	logf=$PSI_VM_BUILD/logs/$s.log resf=$PSI_VM_BUILD/logs/$s.results
 	rm -f "$logf" "$resf"
-	qemu_cmd "$kver" "$initrd" "$disk" "$psi" "psitest.suite=$s" "$resf"
+	qemu_cmd "$kver" "$initrd" "$disk" "$psi" "psitest.suite=$s${only:+ psitest.cases=$only}" "$resf"
 	log "suite $s: booting psi=$psi (timeout ${limit}s), log $logf"
 	start=$SECONDS rc=0
 	timeout --kill-after=10 "$limit" "${QEMU_ARGV[@]}" < /dev/null > "$logf" 2>&1 || rc=$?
@@ -117,7 +128,7 @@ for s in "${suite_list[@]}"; do
 	done
 	# a case the guest reported but the host does not know is a harness bug
 	for c in $(awk '{ print $2 }' "$PSI_VM_BUILD/logs/$s.cases" | sort -u); do
-		case " $(cases_of "$s") " in *" $c "*) ;; *) fail "$s/$c" "reported but not in CASES of suite-$s.sh" ;; esac
+		case " $(echo $(cases_of "$s")) " in *" $c "*) ;; *) fail "$s/$c" "reported but not in CASES of suite-$s.sh" ;; esac
 	done
 	if [ $missing = 1 ]; then
 		echo "---- last 30 lines of $logf (qemu exit $rc)"

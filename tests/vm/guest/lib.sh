@@ -62,8 +62,13 @@ joinl() { awk 'NR > 1 { printf "; " } { printf "%s", $0 }' "$@" 2>/dev/null; }
 # The watchdog is one sleeping process, not a polling loop: on an "idle"
 # system a loop forking `sleep 0.25` four times a second would itself show
 # up as cpu pressure (fork/exec under TCG takes milliseconds).
+# psitest.cases=a,b on the kernel command line (run.sh --cases) selects cases
+CASE_FILTER=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.cases=//p' | tr ',' ' ')
 run_case() {
 	local name=$1 limit=$2 fn=$3 pid wd d
+	if [ -n "$CASE_FILTER" ]; then
+		case " $CASE_FILTER " in *" $name "*) ;; *) return 0 ;; esac
+	fi
 	rm -rf $C; mkdir -p $C
 	echo "--- case $name (limit ${limit}s) at $(cut -d' ' -f1 /proc/uptime)s"
 	( $fn ) &

@@ -3,10 +3,11 @@
 # helpers, disk, parsing, tolerances) against the reference implementation:
 # if a case fails here, the test or its tolerance is wrong, not psi_mod.
 # The host reads the case list from the CASES= line below.
-CASES="format idle spin io iowrite mem hackbench dmesg"
+CASES="format idle spin io iowrite mem hackbench thread-exec dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
+NEED_MODULE=0
 suite_begin
 # The boot itself leaves cpu some avg10 around 4 (decaying with a 10 s time
 # constant); psi_mod starts from zero at insmod, the kernel does not. Let the
@@ -19,5 +20,6 @@ run_case io 30 case_io
 run_case iowrite 30 case_iowrite
 run_case mem 60 case_mem
 run_case hackbench 120 case_hackbench
+run_case thread-exec 90 case_thread_exec
 run_case dmesg 20 case_dmesg
 suite_end

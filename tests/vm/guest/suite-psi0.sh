@@ -1,6 +1,6 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format idle spin io iowrite mem hackbench toggle churn badparams rmmod-readers loadunload dmesg"
+CASES="load format idle spin io iowrite mem hackbench toggle churn thread-exec badparams rmmod-readers loadunload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -52,12 +52,15 @@ case_toggle() {
 # probes and counts that go wrong for tasks seen only half (the module
 # reports "task count underflows" when it stops; none may appear).
 case_churn() {
-	local i r m ton wall f t
+	local i r m ton wall f t hb
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
 	m=$(dmesg_mark)
 	bg spin 40; bg spin 40
 	bg dio read $DISK 40
-	bg sh -c 'while :; do hackbench -p -g 2 -l 50 > /dev/null 2>&1; done'
+	# stops at the flag file, not by a kill: a killed loop would leave its
+	# current hackbench running into the quiet window below
+	bg sh -c "while [ ! -f $C/stop ]; do hackbench -p -g 2 -l 50 > /dev/null 2>&1; done"
+	hb=$!
 	sleep 1
 	for i in 1 2 3 4 5 6 7 8; do
 		r=$(kit write $ENABLE 0)
@@ -80,6 +83,13 @@ case_churn() {
 			ile "$t" $((wall * 11 / 10 + 100000))
 	done
 	note "after last re-enable (${wall}us): cpu some+$(snap_val $C/b $PSI_DIR/cpu some total) io some+$(snap_val $C/b $PSI_DIR/io some total) io full+$(snap_val $C/b $PSI_DIR/io full total)"
+	# stop the load: whatever the toggles left behind must not keep counting
+	touch $C/stop
+	wait $hb
+	bg_kill
+	expect_quiet 3 || debug_state
+	r=$(debug_underflows)
+	[ -z "$r" ] || expect "psi_mod debugfs reports $r underflows" [ "$r" = 0 ]
 	r=$(timeout 30 rmmod psi_mod 2>&1)
 	expect "rmmod under load: $r" eval '! mod_loaded'
 	r=$(dmesg_since $m | grep -iE 'underflow|psi_mod.*(bug|error)' | head -2 | tr '\n' '|')
@@ -173,6 +183,7 @@ run_case mem 60 case_mem
 run_case hackbench 120 case_hackbench
 run_case toggle 40 case_toggle
 run_case churn 60 case_churn
+run_case thread-exec 90 case_thread_exec
 run_case badparams 40 case_badparams
 run_case rmmod-readers 60 case_rmmod_readers
 run_case loadunload 120 case_loadunload

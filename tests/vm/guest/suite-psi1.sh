@@ -2,7 +2,7 @@
 # The module must refuse the default proc_dir (the kernel owns
 # /proc/pressure), load under proc_dir=psi_mod, and agree with the kernel.
 # The host reads the case list from the CASES= line below.
-CASES="eexist sbs-load sbs-cpu sbs-io sbs-io-free sbs-mixed sbs-hackbench sbs-memory sbs-unload dmesg"
+CASES="eexist sbs-load sbs-cpu sbs-io sbs-io-free sbs-mixed sbs-hackbench thread-exec sbs-memory sbs-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -179,6 +179,7 @@ run_case sbs-io 30 case_sbs_io
 run_case sbs-io-free 30 case_sbs_io_free
 run_case sbs-mixed 30 case_sbs_mixed
 run_case sbs-hackbench 120 case_sbs_hackbench
+run_case thread-exec 90 case_thread_exec
 run_case sbs-memory 60 case_sbs_memory
 run_case sbs-unload 20 case_sbs_unload
 run_case dmesg 20 case_dmesg
