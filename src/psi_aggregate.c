@@ -336,10 +336,16 @@ int psim_kp_memstall_leave(struct kprobe *kp, struct pt_regs *regs)
 /*
  * A thread other than the leader that execs takes over the leader's pid:
  * de_thread() swaps the two tasks' pids with exchange_tids(), so their
- * words must swap at the same moment. The exec'ing thread (left) runs that
- * with interrupts off, so no event of its own comes between the pid swap
- * and ours; the old leader (right), a zombie by now, may still be on its
- * way to its last switch, so hold its CPU's lock, which that switch takes.
+ * words must swap with them. This runs as exchange_tids() returns. The
+ * exec'ing thread (left) runs it with interrupts off, so no event of its
+ * own comes between the pid swap and ours. The old leader (right), a
+ * zombie by now, may still be on its way to its last switch on another
+ * CPU: hold that CPU's lock, which its switch takes. If that switch (or a
+ * sleep on the way) came between the pid swap and us, it used the word at
+ * its new pid, the thread's old one, as its own: the thread's word then
+ * lacks RUNNING, which a running thread always has, and the words are
+ * already where they belong (the leader's old word, which the thread now
+ * uses, holds RUNNING as a running thread's must).
  */
 struct psim_xtids {
 	struct task_struct *left, *right;
@@ -365,9 +371,11 @@ int psim_krp_exchange_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 		return 0;
 	pc = per_cpu_ptr(&psim_pcpu, task_cpu(x->right));
 	raw_spin_lock_irqsave(&pc->lock, flags);
-	tmp = READ_ONCE(*wl);
-	WRITE_ONCE(*wl, READ_ONCE(*wr));
-	WRITE_ONCE(*wr, tmp);
+	tmp = READ_ONCE(*wr);
+	if (tmp & PSIM_TSK_RUNNING) {
+		WRITE_ONCE(*wr, READ_ONCE(*wl));
+		WRITE_ONCE(*wl, tmp);
+	}
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	return 0;
 }
