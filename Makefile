@@ -15,7 +15,8 @@ KVER ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then uname -r; \
 	cut -d/ -f4; fi)
 KDIR ?= /lib/modules/$(KVER)/build
 
-.PHONY: all module clean deps unit lint vm check demo
+.PHONY: all module clean deps unit lint vm check demo compare check-debug \
+	check-kernels check-all bench deb
 
 all: module
 
@@ -35,6 +36,24 @@ unit:
 
 vm: deps
 	tests/check.sh $(KDIR) vm
+
+# The lanes CI does not run in full (see README.md, "Tests").
+compare: deps
+	tests/vm/compare.sh
+
+check-debug: deps
+	tests/vm/reliability.sh --debug
+
+check-kernels: deps
+	tests/kernels/run.sh
+
+check-all: check check-kernels check-debug compare
+
+bench: deps
+	bench/run.sh
+
+deb:
+	packaging/build-deb.sh
 
 # Boot a psi=0 Debian kernel in QEMU, load psi_mod, watch /proc/pressure.
 demo: deps

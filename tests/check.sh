@@ -4,12 +4,17 @@
 # `FAIL name: why` line per case; this script counts them all and ends with
 # the summary line `N passed, N failed`. Exit status: 0 only if all passed.
 #
-# Usage: tests/check.sh KDIR [suite...]   (suites: lint unit vm; default all)
+# Usage: tests/check.sh KDIR [suite...]
+#   suites: lint unit vm compare reliability kernels bench
+#   default: the ones CI runs (DEFAULT_SUITES below); each suite's own
+#   script says how long it takes and what its full variant is.
 set -uo pipefail
+DEFAULT_SUITES="lint unit vm"
 kdir=$1
 shift
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(lint unit vm)
+# shellcheck disable=SC2206
+[ ${#suites[@]} -gt 0 ] || suites=($DEFAULT_SUITES)
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 mkdir -p build
@@ -33,6 +38,12 @@ for s in "${suites[@]}"; do
 	lint) run_suite lint tests/lint.sh "$kdir" ;;
 	unit) run_suite unit make -s -C tests/unit check ;;
 	vm) run_suite vm tests/vm/run.sh ;;
+	# the short variants of the lanes behind make compare / check-debug /
+	# check-kernels / bench
+	compare) run_suite compare tests/vm/compare.sh --short ;;
+	reliability) run_suite reliability tests/vm/reliability.sh --short ;;
+	kernels) run_suite kernels tests/kernels/run.sh --smoke ;;
+	bench) run_suite bench bench/run.sh --smoke ;;
 	*) echo "FAIL $s: unknown suite" | tee -a "$log" ;;
 	esac
 done
