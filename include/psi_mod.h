@@ -22,10 +22,15 @@ struct psim_probe {
 	const char *name;
 	void *func;
 	struct tracepoint *tp;	/* looked up by name at load */
+	bool attached;
 };
 
 #define PSIM_NR_PROBES	4
 extern struct psim_probe psim_probes[PSIM_NR_PROBES];
+
+/* Memory stalls from mm tracepoints, where psi_memstall_*() do not exist. */
+#define PSIM_NR_MEMSTALL_PROBES	6
+extern struct psim_probe psim_memstall_probes[PSIM_NR_MEMSTALL_PROBES];
 int psim_kp_memstall_enter(struct kprobe *kp, struct pt_regs *regs);
 int psim_kp_memstall_leave(struct kprobe *kp, struct pt_regs *regs);
 int psim_krp_exchange_entry(struct kretprobe_instance *ri, struct pt_regs *regs);

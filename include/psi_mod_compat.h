@@ -38,6 +38,31 @@
 #endif
 
 /*
+ * Where the kernel has no psi_memstall_enter/leave() to kprobe (CONFIG_PSI=n)
+ * psi_mod takes memory stalls from the reclaim and compaction tracepoints.
+ * mm_compaction_begin/end are passed the compact_control since 5.16.
+ */
+struct compact_control;
+#include <trace/events/compaction.h>
+#include <trace/events/vmscan.h>
+
+#if PSIM_KERNEL_AT_LEAST(5, 16)
+#define PSIM_COMPACTION_BEGIN_PROTO					\
+	void *data, struct compact_control *cc, unsigned long zone_start,	\
+	unsigned long zone_end, bool sync
+#define PSIM_COMPACTION_END_PROTO					\
+	void *data, struct compact_control *cc, unsigned long zone_start,	\
+	unsigned long zone_end, bool sync, int status
+#else
+#define PSIM_COMPACTION_BEGIN_PROTO					\
+	void *data, unsigned long zone_start, unsigned long migrate_pfn,	\
+	unsigned long free_pfn, unsigned long zone_end, bool sync
+#define PSIM_COMPACTION_END_PROTO					\
+	void *data, unsigned long zone_start, unsigned long migrate_pfn,	\
+	unsigned long free_pfn, unsigned long zone_end, bool sync, int status
+#endif
+
+/*
  * When the scheduler enqueued a task that is being woken: the runqueue
  * clock it stamped in sched_info (CONFIG_SCHED_INFO, set in enqueue_task()
  * next to the kernel's psi_enqueue()), or 0 if there is none. The

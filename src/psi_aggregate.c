@@ -321,6 +321,57 @@ static void psim_memstall(bool enter)
 	psim_wake_clock();
 }
 
+/*
+ * Without psi_memstall_enter/leave() (CONFIG_PSI=n), the stalls that the
+ * mm tracepoints bracket in the stalled task's own context: direct reclaim
+ * (global and memcg) and compaction (direct, and kcompactd's). kswapd's
+ * reclaim and refaults of thrashing pages have no such tracepoints.
+ */
+static void psim_tp_reclaim_begin(void *data, int order, gfp_t gfp_flags)
+{
+	psim_memstall(true);
+}
+
+static void psim_tp_reclaim_end(void *data, unsigned long nr_reclaimed)
+{
+	psim_memstall(false);
+}
+
+static void psim_tp_compaction_begin(PSIM_COMPACTION_BEGIN_PROTO)
+{
+	psim_memstall(true);
+}
+
+static void psim_tp_compaction_end(PSIM_COMPACTION_END_PROTO)
+{
+	psim_memstall(false);
+}
+
+struct psim_probe psim_memstall_probes[PSIM_NR_MEMSTALL_PROBES] = {
+	{ .name = "mm_vmscan_direct_reclaim_begin",
+	  .func = psim_tp_reclaim_begin },
+	{ .name = "mm_vmscan_direct_reclaim_end", .func = psim_tp_reclaim_end },
+	{ .name = "mm_vmscan_memcg_reclaim_begin",
+	  .func = psim_tp_reclaim_begin },
+	{ .name = "mm_vmscan_memcg_reclaim_end", .func = psim_tp_reclaim_end },
+	{ .name = "mm_compaction_begin", .func = psim_tp_compaction_begin },
+	{ .name = "mm_compaction_end", .func = psim_tp_compaction_end },
+};
+
+static void __maybe_unused psim_check_memstall_probes(void)
+{
+	PSIM_CHECK_PROBE(mm_vmscan_direct_reclaim_begin, psim_tp_reclaim_begin);
+	PSIM_CHECK_PROBE(mm_vmscan_direct_reclaim_end, psim_tp_reclaim_end);
+#ifdef CONFIG_MEMCG
+	PSIM_CHECK_PROBE(mm_vmscan_memcg_reclaim_begin, psim_tp_reclaim_begin);
+	PSIM_CHECK_PROBE(mm_vmscan_memcg_reclaim_end, psim_tp_reclaim_end);
+#endif
+#ifdef CONFIG_COMPACTION
+	PSIM_CHECK_PROBE(mm_compaction_begin, psim_tp_compaction_begin);
+	PSIM_CHECK_PROBE(mm_compaction_end, psim_tp_compaction_end);
+#endif
+}
+
 int psim_kp_memstall_enter(struct kprobe *kp, struct pt_regs *regs)
 {
 	psim_memstall(true);

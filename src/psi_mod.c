@@ -49,6 +49,32 @@ static void psim_detach_tracepoints(int n)
 					    NULL);
 }
 
+/* Attach what of @probes was found; each one is optional. */
+static int psim_attach_optional(struct psim_probe *probes, int n)
+{
+	int i, attached = 0;
+
+	for (i = 0; i < n; i++) {
+		probes[i].attached = probes[i].tp &&
+			!tracepoint_probe_register(probes[i].tp,
+						   probes[i].func, NULL);
+		attached += probes[i].attached;
+	}
+	return attached;
+}
+
+static void psim_detach_optional(struct psim_probe *probes, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (probes[i].attached)
+			tracepoint_probe_unregister(probes[i].tp,
+						    probes[i].func, NULL);
+		probes[i].attached = false;
+	}
+}
+
 /* The kprobes: each set is optional, what it costs is said once. */
 static void psim_attach_kprobes(void)
 {
@@ -62,9 +88,13 @@ static void psim_attach_kprobes(void)
 	psim_kp_leave.pre_handler = psim_kp_memstall_leave;
 	ret = register_kprobes(psim_kps, ARRAY_SIZE(psim_kps));
 	psim_kps_attached = !ret;
-	if (ret)
-		pr_warn_once("psi_mod: no kprobe on psi_memstall_enter/leave (%d): memory pressure will read zero\n",
-			     ret);
+	if (ret) {
+		int n = psim_attach_optional(psim_memstall_probes,
+					     ARRAY_SIZE(psim_memstall_probes));
+
+		pr_notice_once("psi_mod: no psi_memstall_enter/leave to probe (%d): memory stalls from %d reclaim and compaction tracepoints; kswapd and refaults are not seen\n",
+			       ret, n);
+	}
 
 	memset(&psim_krp_xtids, 0, sizeof(psim_krp_xtids));
 	psim_krp_xtids.kp.symbol_name = "exchange_tids";
@@ -80,6 +110,8 @@ static void psim_attach_kprobes(void)
 
 static void psim_detach_kprobes(void)
 {
+	psim_detach_optional(psim_memstall_probes,
+			     ARRAY_SIZE(psim_memstall_probes));
 	if (psim_kps_attached)
 		unregister_kprobes(psim_kps, ARRAY_SIZE(psim_kps));
 	psim_kps_attached = false;
@@ -298,6 +330,9 @@ static void psim_find_tracepoint(struct tracepoint *tp, void *priv)
 	for (i = 0; i < ARRAY_SIZE(psim_probes); i++)
 		if (!strcmp(tp->name, psim_probes[i].name))
 			psim_probes[i].tp = tp;
+	for (i = 0; i < ARRAY_SIZE(psim_memstall_probes); i++)
+		if (!strcmp(tp->name, psim_memstall_probes[i].name))
+			psim_memstall_probes[i].tp = tp;
 }
 
 static int __init psim_init(void)
