@@ -1,0 +1,89 @@
+#!/bin/bash
+# Reliability lane: load/unload, enable toggle, CPU hotplug, fd-holder and
+# fork/exec storms under hackbench, hostile parameters, an unprivileged
+# user and a write fuzzer, all in a QEMU guest booted psi=0
+# (guest side: tests/vm/guest/suite-reliability.sh, helper
+# tests/vm/helpers/fuzz.c).
+#
+# usage: tests/vm/reliability.sh [--short|--full|--debug] [--cases a,b]
+#   --short  (default; make check) stock Debian 6.1 kernel, reduced counts
+#            (50 load/unload, 200 toggles, 20 hotplug, 1x64 holders,
+#            10 loads in the fork storm, 5000 fuzz writes): ~4 min
+#   --full   stock kernel, the full counts (500 / 1000 / 100 / 3x64 / 100 /
+#            100000)
+#   --debug  the -psimod-debug kernel from /work/shared/kernels (KASAN,
+#            lockdep, kmemleak) unpacked into the build dir, module built
+#            against its headers; booted with panic_on_warn=1 oops=panic like
+#            every run; after the last unload a kmemleak scan must report
+#            nothing. Counts as --full except 200 load/unload and 50 loads in
+#            the fork storm (TCG + KASAN is ~10x slower).
+# env: PSI_VM_BUILD (default <repo>/build/reliability), PSI_SHARED_KERNELS
+#      (default /work/shared/kernels, also ../shared/kernels from the repo),
+#      RELI_DEBUG_KVER (default: the newest *-psimod-debug image there),
+#      KVER (stock kernel for --short/--full)
+# Output: run.sh's: "PASS reliability*/<case> -- <detail>" or "FAIL ...",
+# last line "N passed, N failed"; exit 0 only if all passed.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+export PSI_VM_BUILD=${PSI_VM_BUILD:-$repo/build/reliability}
+mode=short
+case "${1:---short}" in
+--short) mode=short ;;
+--full) mode=full ;;
+--debug) mode=debug ;;
+-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+*) echo "usage: $0 [--short|--full|--debug] [run.sh options, e.g. --cases a,b]" >&2; exit 2 ;;
+esac
+[ $# = 0 ] || shift
+fail_setup() { echo "FAIL reliability/setup: $*"; echo "0 passed, 1 failed"; exit 2; }
+mkdir -p "$PSI_VM_BUILD"
+
+# Build psi_mod.ko from a copy of the sources in the build dir: other
+# engineers build in the repo root at the same time, and two kbuilds of the
+# same tree race on the same object files.
+build_copy() {	# KDIR KVER -> path of the .ko
+	local kdir=$1 kver=$2 d=$PSI_VM_BUILD/mod-$2
+	rm -rf "$d"
+	mkdir -p "$d"
+	cp -r "$repo/Kbuild" "$repo/src" "$repo/include" "$d/"
+	make -C "$kdir" M="$d" modules >&2 || return 1
+	[ "$(modinfo -F vermagic "$d/psi_mod.ko" | cut -d' ' -f1)" = "$kver" ] || return 1
+	echo "$d/psi_mod.ko"
+}
+
+if [ $mode = debug ]; then
+	shared=${PSI_SHARED_KERNELS:-/work/shared/kernels}
+	[ -d "$shared" ] || shared=$repo/../shared/kernels
+	kver=${RELI_DEBUG_KVER:-$(ls "$shared" 2>/dev/null | sed -n 's/^linux-image-\(.*-psimod-debug\)_.*\.deb$/\1/p' | sort -V | tail -1)}
+	[ -n "$kver" ] || fail_setup "no linux-image-*-psimod-debug deb in $shared"
+	root=$PSI_VM_BUILD/debugroot
+	# unpack once (dpkg -x, no install): the image and the headers
+	if [ ! -f "$root/boot/vmlinuz-$kver" ] || [ ! -d "$root/usr/src/linux-headers-$kver" ]; then
+		rm -rf "$root"
+		mkdir -p "$root"
+		for p in image headers; do
+			dpkg -x "$shared/linux-$p-${kver}_"*_amd64.deb "$root" || fail_setup "dpkg -x linux-$p-$kver failed"
+		done
+	fi
+	ko=$(build_copy "$root/usr/src/linux-headers-$kver" "$kver") || fail_setup "module build against $kver headers failed"
+	export KVER=$kver PSI_VM_KERNEL=$root/boot/vmlinuz-$kver PSI_VM_MODDIR=$root/lib/modules/$kver
+	export PSI_MOD_KO=$ko PSI_VM_MEM=${PSI_VM_MEM:-1G}
+	# ~85 s boot, then every storm ~8x slower than on the stock kernel
+	export PSI_VM_TIMEOUT=${PSI_VM_TIMEOUT:-5400}
+	suite=reliability-debug
+else
+	. "$here/lib.sh"
+	kver=$(find_kver)
+	ko=$(build_copy "/lib/modules/$kver/build" "$kver") || fail_setup "module build against $kver failed"
+	export KVER=$kver PSI_MOD_KO=$ko
+	if [ $mode = full ]; then
+		export PSI_VM_TIMEOUT=${PSI_VM_TIMEOUT:-3600}
+		suite=reliability
+	else
+		export PSI_VM_TIMEOUT=${PSI_VM_TIMEOUT:-900}
+		suite=reliability-short
+	fi
+fi
+echo "== reliability --$mode: kernel $KVER, module $(cd "$repo" && git describe --always --dirty 2>/dev/null) built in $(dirname "$ko")" >&2
+exec "$here/run.sh" --suite $suite "$@"
