@@ -151,7 +151,15 @@ mod_loaded() { [ -d /sys/module/psi_mod ]; }
 # mod_load PARAMS...: prints kit's result ("ok" or "EEXIST (17: File exists)")
 mod_load() { kit load $KO "$@"; }
 mod_unload() { rmmod psi_mod 2>&1; }
-ensure_loaded() { mod_loaded || mod_load "$@" > /dev/null; mod_loaded; }
+# loaded and enabled: a case that timed out mid-toggle must not leave the
+# next one without files
+ensure_loaded() {
+	mod_loaded || mod_load "$@" > /dev/null
+	if mod_loaded && [ "$(cat $ENABLE 2>/dev/null)" = N ]; then
+		echo 1 > $ENABLE
+	fi
+	mod_loaded
+}
 ensure_unloaded() { mod_loaded && mod_unload > /dev/null; ! mod_loaded; }
 files_exist() { local r; for r in $RESFILES; do [ -e "$PSI_DIR/$r" ] || return 1; done; }
 files_absent() { local r; for r in $RESFILES; do [ ! -e "$PSI_DIR/$r" ] || return 1; done; }

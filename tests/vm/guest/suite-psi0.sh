@@ -182,7 +182,7 @@ run_case iowrite 30 case_iowrite
 run_case mem 60 case_mem
 run_case hackbench 120 case_hackbench
 run_case toggle 40 case_toggle
-run_case churn 60 case_churn
+run_case churn 120 case_churn
 run_case thread-exec 90 case_thread_exec
 run_case badparams 40 case_badparams
 run_case rmmod-readers 60 case_rmmod_readers
