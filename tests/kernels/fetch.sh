@@ -1,0 +1,194 @@
+#!/bin/bash
+# Fetch and unpack (dpkg -x, never install) the kernels tests/kernels/run.sh
+# builds psi_mod against and boots:
+#   5.10     Debian bullseye            linux-image-5.10.*-amd64-unsigned + headers
+#   6.12     Debian bookworm-backports  the same set for 6.12
+#   6.12-rt  bookworm-backports         its PREEMPT_RT flavour (-rt-amd64)
+#   nopsi    /work/shared/kernels       6.1.192-psimod-nopsi (CONFIG_PSI=n)
+#   debug    /work/shared/kernels       6.1.192-psimod-debug (KASAN, lockdep)
+#
+# usage: tests/kernels/fetch.sh [NAME...]     (default: all of the above)
+# env: PSI_KERNELS_DIR (default <repo>/build/kernels, gitignored),
+#      PSI_SHARED_KERNELS (default /work/shared/kernels)
+#
+# Layout: build/kernels/<name>/root is the unpacked tree;
+# build/kernels/<name>/env has KVER=, KDIR=, IMAGE=, MODDIR=, CC= for run.sh.
+# Output: "PASS fetch/<name> -- <kver>" or "FAIL fetch/<name>: <why>" per
+# kernel: a suite or package that cannot be had is a FAIL with the reason,
+# never a crash, so that run.sh can go on with the kernels that were fetched.
+#
+# The Debian archive: the URIs of the machine's own apt configuration
+# (/etc/apt/sources.list.d/debian.sources) with other suites, in a private
+# apt state under build/kernels/apt, so the machine's apt state is untouched
+# and no host name is ever written here.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=${PSI_KERNELS_DIR:-$top/build/kernels}
+shared=${PSI_SHARED_KERNELS:-/work/shared/kernels}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(5.10 6.12 6.12-rt nopsi debug)
+
+pass() { echo "PASS fetch/$1${2:+ -- $2}"; }
+fail() { echo "FAIL fetch/$1: $2"; }
+log() { printf '== %s\n' "$*" >&2; }
+
+# --- private apt state, made once per run for the Debian kernels
+apt_ready=
+apt_state() {
+	[ -n "$apt_ready" ] && return "$apt_ready"
+	apt_ready=1
+	local src=/etc/apt/sources.list.d/debian.sources uri key a=$out/apt
+	[ -r "$src" ] || { echo "no $src to take the mirror from" >&2; return 1; }
+	# the first URIs line is the main archive (the security one comes later)
+	uri=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' "$src")
+	key=$(awk '/^Signed-By:/ { print $2; exit }' "$src")
+	[ -n "$uri" ] || { echo "no URIs line in $src" >&2; return 1; }
+	mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
+	cat > "$a/sources.sources" <<-EOF
+	Types: deb
+	URIs: $uri
+	Suites: bullseye bookworm-backports
+	Components: main
+	Signed-By: ${key:-/usr/share/keyrings/debian-archive-keyring.gpg}
+	EOF
+	APT=(apt-get -q -o Dir::Etc::SourceList="$a/sources.sources"
+		-o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$a/lists"
+		-o Dir::Cache="$a/cache" -o Dir::Cache::Archives="$a/cache/archives"
+		-o APT::Default-Release=)
+	# bullseye is old: its Release file is past Valid-Until on snapshots
+	if ! "${APT[@]}" -o Acquire::Check-Valid-Until=false update >"$a/update.log" 2>&1; then
+		echo "apt-get update failed: $(tail -3 "$a/update.log" | tr '\n' ' ')" >&2
+		return 1
+	fi
+	apt_ready=0
+}
+
+# newest package name matching a regex, from the private lists
+newest() {	# regex
+	apt-cache -o Dir::Etc::SourceList="$out/apt/sources.sources" \
+		-o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$out/apt/lists" \
+		-o Dir::Cache="$out/apt/cache" pkgnames 2>/dev/null |
+		grep -E "^$1\$" | sort -V | tail -1
+}
+
+# Fix up unpacked Debian headers (kernels.md): the -amd64 Makefile includes
+# the -common tree by its /usr/src path, and scripts/tools link to
+# linux-kbuild-X by a relative path; point both into the unpack root.
+fixup_headers() {	# root kver
+	local root=$1 kver=$2 h mk
+	h=$root/usr/src/linux-headers-$kver
+	mk=$h/Makefile
+	[ -f "$mk" ] || return 1
+	sed -i "s|/usr/src/linux-headers-|$root/usr/src/linux-headers-|g" "$mk"
+	# a second run must not prefix twice
+	sed -i "s|$root$root|$root|g" "$mk"
+	local l t
+	for l in "$h/scripts" "$h/tools/objtool" "$h/tools/bpf/resolve_btfids"; do
+		[ -L "$l" ] || continue
+		t=$(readlink "$l")
+		case "$t" in
+		/*) ln -sfn "$root$t" "$l" ;;
+		esac
+	done
+	# the image package's build link is absolute: point it at the unpack
+	ln -sfn "$h" "$root/lib/modules/$kver/build"
+	[ -e "$h/scripts/basic/fixdep" ] || [ -e "$h/scripts/mod/modpost" ]
+}
+
+write_env() {	# name root kver cc
+	local d=$out/$1 root=$2 kver=$3
+	cat > "$d/env" <<-EOF
+	KVER=$kver
+	KDIR=$root/usr/src/linux-headers-$kver
+	IMAGE=$root/boot/vmlinuz-$kver
+	MODDIR=$root/lib/modules/$kver
+	CC=${4:-gcc}
+	EOF
+}
+
+fetch_debian() {	# name kver-regex flavour kbuild-regex
+	local name=$1 vre=$2 flav=$3 kbre=$4 d=$out/$1 img kver base pkgs p
+	if [ -f "$d/env" ] && [ -f "$d/.done" ]; then
+		. "$d/env"
+		pass "$name" "$KVER (already unpacked)"
+		return 0
+	fi
+	if ! apt_state 2>"$out/apt.err"; then
+		fail "$name" "private apt state: $(cat "$out/apt.err")"
+		return 1
+	fi
+	# the archive keeps images of older ABIs but headers only of the newest:
+	# pick the kernel by its headers, then its unsigned image
+	kver=$(newest "linux-headers-${vre}-${flav}")
+	[ -n "$kver" ] || { fail "$name" "no linux-headers-${vre}-${flav} in the archive lists"; return 1; }
+	kver=${kver#linux-headers-}
+	img=linux-image-$kver-unsigned
+	[ -n "$(newest "${img//+/\\+}")" ] || { fail "$name" "no $img in the archive lists"; return 1; }
+	base=${kver%-"$flav"}
+	pkgs=("$img" "linux-headers-$kver" "linux-headers-$base-common")
+	# rt's common headers are linux-headers-<base>-common-rt
+	[ "$flav" = amd64 ] || pkgs[2]=linux-headers-$base-common-${flav%-amd64}
+	p=$(newest "$kbre")
+	[ -n "$p" ] || { fail "$name" "no $kbre in the archive lists"; return 1; }
+	pkgs+=("$p")
+	rm -rf "$d"
+	mkdir -p "$d/debs" "$d/root"
+	log "fetch $name: ${pkgs[*]}"
+	if ! (cd "$d/debs" && "${APT[@]}" download "${pkgs[@]}") >"$d/download.log" 2>&1; then
+		fail "$name" "apt-get download ${pkgs[*]}: $(tail -2 "$d/download.log" | tr '\n' ' ')"
+		return 1
+	fi
+	for p in "$d"/debs/*.deb; do
+		dpkg -x "$p" "$d/root" || { fail "$name" "dpkg -x $p failed"; return 1; }
+	done
+	fixup_headers "$d/root" "$kver" || { fail "$name" "header fix-up failed in $d/root"; return 1; }
+	# the package's postinst would run depmod; the initramfs builder needs
+	# modules.dep to find virtio_blk and its dependencies
+	depmod -b "$d/root" "$kver" || { fail "$name" "depmod -b $d/root $kver failed"; return 1; }
+	write_env "$name" "$d/root" "$kver" gcc
+	touch "$d/.done"
+	pass "$name" "$kver (${pkgs[*]})"
+}
+
+fetch_shared() {	# name flavour
+	local name=$1 flav=$2 d=$out/$1 img hdr kver
+	if [ -f "$d/env" ] && [ -f "$d/.done" ]; then
+		. "$d/env"
+		pass "$name" "$KVER (already unpacked)"
+		return 0
+	fi
+	img=$(ls "$shared"/linux-image-*-psimod-"$flav"_*.deb 2>/dev/null | sort -V | tail -1)
+	hdr=$(ls "$shared"/linux-headers-*-psimod-"$flav"_*.deb 2>/dev/null | sort -V | tail -1)
+	if [ -z "$img" ] || [ -z "$hdr" ]; then
+		fail "$name" "no linux-image/headers-*-psimod-$flav .deb in $shared"
+		return 1
+	fi
+	kver=$(dpkg-deb -f "$img" Package)
+	kver=${kver#linux-image-}
+	rm -rf "$d"
+	mkdir -p "$d/root"
+	dpkg -x "$img" "$d/root" && dpkg -x "$hdr" "$d/root" || { fail "$name" "dpkg -x failed"; return 1; }
+	# bindeb-pkg headers are self-contained; only the build link is absolute
+	ln -sfn "$d/root/usr/src/linux-headers-$kver" "$d/root/lib/modules/$kver/build"
+	# the bindeb-pkg image has no modules.dep unless depmod ran
+	[ -f "$d/root/lib/modules/$kver/modules.dep" ] ||
+		depmod -b "$d/root" "$kver" 2>/dev/null
+	write_env "$name" "$d/root" "$kver" gcc
+	touch "$d/.done"
+	pass "$name" "$kver (from $shared)"
+}
+
+rc=0
+for n in "${names[@]}"; do
+	case "$n" in
+	5.10) fetch_debian 5.10 '5\.10\.[0-9]+-[0-9]+' amd64 'linux-kbuild-5\.10' || rc=1 ;;
+	6.12) fetch_debian 6.12 '6\.12\.[0-9]+\+[a-z0-9]+' amd64 'linux-kbuild-6\.12\.[0-9]+\+[a-z0-9]+' || rc=1 ;;
+	6.12-rt) fetch_debian 6.12-rt '6\.12\.[0-9]+\+[a-z0-9]+' rt-amd64 'linux-kbuild-6\.12\.[0-9]+\+[a-z0-9]+' || rc=1 ;;
+	nopsi) fetch_shared nopsi nopsi || rc=1 ;;
+	debug) fetch_shared debug debug || rc=1 ;;
+	*) fail "$n" "unknown kernel name (5.10 6.12 6.12-rt nopsi debug)"; rc=1 ;;
+	esac
+done
+exit $rc

@@ -1,0 +1,197 @@
+#!/bin/bash
+# psi_mod on every kernel users run: for each kernel, build the module with
+# W=1 against its headers (must be warning-free), then boot it in QEMU (TCG)
+# with the module in the initramfs and run a guest suite.
+#
+# usage: tests/kernels/run.sh [--smoke] [--kernels a,b] [--no-fetch] [--no-dkms]
+#   kernels: 5.10 6.12 6.12-rt nopsi debug (tests/kernels/fetch.sh) and 6.1
+#            (the installed Debian 6.1 kernel, /boot + /lib/modules)
+#   default (make check-kernels, ~25 min): fetch all, build all, boot each
+#            with the full psi0 VM suite (the debug kernel with KASAN and
+#            lockdep is slow under TCG), then tests/kernels/dkms.sh
+#   --smoke  (make check, ~5 min): fetch and build all, boot 6.12 and nopsi
+#            with the short "smoke" suite (tests/kernels/guest/suite-smoke.sh:
+#            load, spin, io, unload, dmesg)
+# env: PSI_KERNELS_DIR (default <repo>/build/kernels), PSI_VM_TIMEOUT
+#      (seconds per boot, overrides the per-kernel default)
+# Output: "PASS kernels/<kernel>/<step>[ -- detail]" or
+# "FAIL kernels/<kernel>/<step>: why" per kernel and step (fetch, build,
+# boot/<case>), and last "N passed, N failed". Exit 1 if anything failed.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=${PSI_KERNELS_DIR:-$top/build/kernels}
+export PSI_KERNELS_DIR=$out
+# our own artefact dir and lock: runs in parallel with other harness users
+export PSI_VM_BUILD=$out/vm
+. "$top/tests/vm/lib.sh"
+
+smoke=0 fetch=1 dkms=1 only=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--smoke) smoke=1; shift ;;
+	--kernels) only=$2; shift 2 ;;
+	--kernels=*) only=${1#*=}; shift ;;
+	--no-fetch) fetch=0; shift ;;
+	--no-dkms) dkms=0; shift ;;
+	-h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) echo "unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+
+all=(6.1 5.10 6.12 6.12-rt nopsi debug)
+if [ $smoke = 1 ]; then boots=" 6.12 nopsi "; suite=smoke; else boots=" ${all[*]} "; suite=psi0; fi
+if [ -n "$only" ]; then IFS=, read -r -a all <<< "$only"; fi
+[ $smoke = 1 ] && dkms=0
+
+passed=0 failed=0
+pass() { echo "PASS kernels/$1${2:+ -- $2}"; passed=$((passed + 1)); }
+fail() { echo "FAIL kernels/$1: $2"; failed=$((failed + 1)); }
+
+lock_build_dir
+mkdir -p "$out/logs"
+
+# One snapshot of the module source for the whole run: other engineers edit
+# the working tree meanwhile, and every kernel should build the same code.
+src=$out/src
+rm -rf "$src"
+mkdir -p "$src"
+cp -r "$top/Kbuild" "$top/src" "$top/include" "$src/"
+
+# --- fetch
+declare -A have=()
+for k in "${all[@]}"; do
+	[ "$k" = 6.1 ] && continue
+	if [ $fetch = 1 ]; then
+		line=$("$here/fetch.sh" "$k" 2>>"$out/logs/fetch.log" | tail -1)
+	elif [ -f "$out/$k/.done" ]; then
+		line="PASS fetch/$k -- already unpacked"
+	else
+		line="FAIL fetch/$k: not fetched (--no-fetch)"
+	fi
+	case "$line" in
+	"PASS fetch/$k"*) pass "$k/fetch" "${line#*-- }"; have[$k]=1 ;;
+	"FAIL fetch/$k: "*) fail "$k/fetch" "${line#*: }" ;;
+	*) fail "$k/fetch" "fetch.sh printed no result (log: $out/logs/fetch.log)" ;;
+	esac
+done
+
+# The installed Debian 6.1 kernel (what the VM suites boot): no fetch.
+env_of() {	# kernel -> sets KVER KDIR IMAGE MODDIR CC
+	if [ "$1" = 6.1 ]; then
+		KVER=$(KVER= find_kver 2>/dev/null) || return 1
+		KDIR=/lib/modules/$KVER/build IMAGE=/boot/vmlinuz-$KVER
+		MODDIR=/lib/modules/$KVER CC=gcc
+		[ -d "$KDIR" ] && [ -f "$IMAGE" ]
+	else
+		# shellcheck disable=SC1090
+		. "$out/$1/env"
+	fi
+}
+
+# --- build: W=1, no warning, vermagic of the kernel
+build() {	# kernel -> $out/<kernel>/mod/psi_mod.ko
+	local k=$1 d=$out/$1/mod log=$out/logs/build-$1.log w vm
+	rm -rf "$d"
+	mkdir -p "$d"
+	cp -r "$src"/. "$d/"
+	if ! make -C "$KDIR" M="$d" CC="$CC" W=1 modules >"$log" 2>&1; then
+		fail "$k/build" "make W=1 failed: $(grep -m2 -E 'error|Error' "$log" | tr '\n' ' ') (log: $log)"
+		return 1
+	fi
+	w=$(grep -c -E 'warning:' "$log")
+	if [ "$w" != 0 ]; then
+		fail "$k/build" "$w warnings with W=1: $(grep -m1 'warning:' "$log") (log: $log)"
+		return 1
+	fi
+	vm=$(modinfo -F vermagic "$d/psi_mod.ko")
+	case "$vm" in
+	"$KVER "*) ;;
+	*) fail "$k/build" "vermagic '$vm' is not $KVER"; return 1 ;;
+	esac
+	pass "$k/build" "W=1 clean, vermagic $vm"
+}
+
+# --- boot: the harness's initramfs for this kernel plus our guest files
+# appended as a second cpio archive (the kernel unpacks them in turn), so
+# the shared harness needs no change.
+# usage: boot KERNEL SUITE-FILE TIMEOUT KO [EXTRA-ROOT]
+boot() {
+	local k=$1 sfile=$2 limit=$3 ko=$4 extra=${5:-} s psi=0 initrd res logf rc c line
+	s=$(basename "$sfile" .sh)
+	s=${s#suite-}
+	initrd=$PSI_VM_BUILD/initramfs-$k.cpio
+	logf=$out/logs/boot-$k-$s.log res=$out/logs/boot-$k-$s.results
+	rm -f "$logf" "$res"
+	local stage
+	stage=$(mktemp -d "${TMPDIR:-/tmp}/psi-kernels.XXXXXX")
+	# mktemp makes 0700, and the second archive's "." would set the guest's
+	# / to that: every non-root user locked out of everything
+	chmod 755 "$stage"
+	mkdir -p "$stage/tests"
+	cp "$sfile" "$stage/tests/"
+	[ -z "$extra" ] || cp -a "$extra"/. "$stage/"
+	if ! PSI_VM_KERNEL=$IMAGE PSI_VM_MODDIR=$MODDIR \
+		"$top/tests/vm/mkinitramfs.sh" "$KVER" "$initrd" $ko 2>>"$out/logs/initramfs-$k.log"; then
+		fail "$k/boot" "initramfs build failed (log: $out/logs/initramfs-$k.log)"
+		rm -rf "$stage"
+		return 1
+	fi
+	(cd "$stage" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) >> "$initrd"
+	rm -rf "$stage"
+	PSI_VM_KERNEL=$IMAGE
+	qemu_cmd "$KVER" "$initrd" "$(make_disk)" "$psi" "psitest.suite=$s" "$res"
+	unset PSI_VM_KERNEL
+	log "$k: booting suite $s (timeout ${limit}s), log $logf"
+	rc=0
+	local t0=$SECONDS
+	timeout --kill-after=10 "$limit" "${QEMU_ARGV[@]}" </dev/null >"$logf" 2>&1 || rc=$?
+	log "$k: qemu exit $rc after $((SECONDS - t0))s"
+	tr -d '\r' <"$res" 2>/dev/null | grep -ao '@@CASE .*' >"$res.cases" ||
+		tr -d '\r' <"$logf" | grep -ao '@@CASE .*' >"$res.cases" || true
+	local missing=0
+	for c in $(sed -n 's/^CASES="\(.*\)"$/\1/p' "$sfile"); do
+		line=$(awk -v c="$c" '$2 == c' "$res.cases" | tail -1)
+		if [ -z "$line" ]; then
+			fail "$k/$s/$c" "no result: $([ $rc = 124 ] || [ $rc = 137 ] && echo "boot timed out after ${limit}s" || echo "the boot ended before this case (qemu exit $rc)") (log: $logf)"
+			missing=1
+		elif [ "$(echo "$line" | awk '{ print $3 }')" = PASS ]; then
+			pass "$k/$s/$c" "$(echo "$line" | cut -d' ' -f4-)"
+		else
+			fail "$k/$s/$c" "$(echo "$line" | cut -d' ' -f4-)"
+		fi
+	done
+	if [ $missing = 1 ]; then
+		echo "---- last 20 lines of $logf"
+		tr -d '\r' <"$logf" | tail -20
+		echo "----"
+	fi
+}
+
+for k in "${all[@]}"; do
+	[ "$k" = 6.1 ] || [ -n "${have[$k]:-}" ] || continue
+	if ! env_of "$k"; then
+		fail "$k/build" "no kernel image or headers for $k"
+		continue
+	fi
+	build "$k" || continue
+	case "$boots" in *" $k "*) ;; *) continue ;; esac
+	# KASAN + lockdep: about 85 s to boot under TCG, and every case slower
+	if [ $smoke = 1 ]; then limit=300; sfile=$here/guest/suite-smoke.sh
+	else limit=600; sfile=$top/tests/vm/guest/suite-psi0.sh; fi
+	[ "$k" = debug ] && limit=$((limit * 3))
+	boot "$k" "$sfile" "${PSI_VM_TIMEOUT:-$limit}" "$out/$k/mod/psi_mod.ko"
+done
+
+if [ $dkms = 1 ]; then
+	while read -r line; do
+		case "$line" in
+		"PASS "*) echo "$line"; passed=$((passed + 1)) ;;
+		"FAIL "*) echo "$line"; failed=$((failed + 1)) ;;
+		*) echo "$line" ;;
+		esac
+	done < <("$here/dkms.sh" 2>&1 | grep -v '^[0-9]* passed, [0-9]* failed$')
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
