@@ -140,35 +140,43 @@ static inline u32 psim_state_mask(const struct psim_cpu_state *c)
 static inline void psim_record_times(struct psim_cpu_state *c, u64 now)
 {
 	u32 delta = now - c->state_start;
-	int s;
+	u32 m;
 
 	c->state_start = now;
-	for (s = 0; s < PSIM_NR_STATES; s++)
-		if (c->state_mask & (1U << s))
-			c->times[s] += delta;
+	/* Usually one or two states are in effect: visit only those. */
+	for (m = c->state_mask & (BIT(PSIM_NR_STATES) - 1); m; m &= m - 1)
+		c->times[__builtin_ctz(m)] += delta;
+}
+
+/*
+ * Apply one task's change of counts. A clear of a zero count is refused and
+ * remembered in ->underflows (the kernel's "task underflow" check), so a
+ * count can never wrap.
+ */
+static inline void psim_cpu_counts(struct psim_cpu_state *c,
+				   unsigned int clear, unsigned int set)
+{
+	unsigned int t;
+
+	for (; clear; clear &= clear - 1) {
+		t = __builtin_ctz(clear);
+		if (c->tasks[t])
+			c->tasks[t]--;
+		else
+			c->underflows++;
+	}
+	for (; set; set &= set - 1)
+		c->tasks[__builtin_ctz(set)]++;
 }
 
 /*
  * Apply a change of task counts at @now: the time up to @now goes to the old
- * states, the new states start at @now. A clear of a zero count is refused
- * and remembered in ->underflows (the kernel's "task underflow" check), so a
- * count can never wrap.
+ * states, the new states start at @now.
  */
 static inline void psim_cpu_change(struct psim_cpu_state *c, u64 now,
 				   unsigned int clear, unsigned int set)
 {
-	int t;
-
-	for (t = 0; t < PSIM_NR_COUNTS; t++) {
-		if (clear & (1U << t)) {
-			if (c->tasks[t])
-				c->tasks[t]--;
-			else
-				c->underflows++;
-		}
-		if (set & (1U << t))
-			c->tasks[t]++;
-	}
+	psim_cpu_counts(c, clear, set);
 	psim_record_times(c, now);
 	c->state_mask = psim_state_mask(c);
 }

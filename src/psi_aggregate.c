@@ -82,24 +82,6 @@ static inline void psim_wake_clock(void)
 		queue_delayed_work(system_wq, &psim_avgs_work, PSIM_FREQ);
 }
 
-/* Apply one task's count change to a CPU's counts; lock held. */
-static inline void psim_counts(struct psim_cpu_state *st, unsigned int clear,
-			       unsigned int set)
-{
-	int t;
-
-	for (t = 0; t < PSIM_NR_COUNTS; t++) {
-		if (clear & (1U << t)) {
-			if (st->tasks[t])
-				st->tasks[t]--;
-			else
-				st->underflows++;
-		}
-		if (set & (1U << t))
-			st->tasks[t]++;
-	}
-}
-
 /* Close the current state period at @now and start the next. */
 static inline void psim_update_at(struct psim_cpu_state *st, u64 now)
 {
@@ -132,8 +114,9 @@ static inline u64 psim_wakeup_time(struct psim_cpu_state *st,
 static void psim_probe_switch(PSIM_SWITCH_PROTO)
 {
 	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
+	unsigned int clear, set, changed = 0;
 	bool wake_clock = true;
-	unsigned int clear, set;
+	u8 oncpu = next->pid != 0;
 	u16 *w, nw = 0;
 
 	raw_spin_lock(&pc->lock);
@@ -152,7 +135,8 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 						    sleep && prev->in_iowait,
 						    sleep && state == TASK_DEAD,
 						    &clear, &set));
-		psim_counts(&pc->st, clear, set);
+		psim_cpu_counts(&pc->st, clear, set);
+		changed |= clear | set;
 		/*
 		 * The aggregation worker going to sleep must not restart
 		 * the clock it just let stop (the kernel's ping-pong rule).
@@ -162,15 +146,26 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	}
 
 	w = psim_word(next);
-	if (next->pid && w) {
+	if (oncpu && w) {
 		nw = psim_task_wakeup(*w, &clear, &set);
 		WRITE_ONCE(*w, nw);
-		psim_counts(&pc->st, clear, set);
+		psim_cpu_counts(&pc->st, clear, set);
+		changed |= clear | set;
 	}
-	pc->st.oncpu = next->pid != 0;
-	pc->st.curr_memstall = !!(nw & PSIM_TSK_MEMSTALL);
 
-	psim_update(&pc->st, smp_processor_id());
+	/*
+	 * A switch between two runnable tasks changes no state (the common
+	 * preemption): then neither the clock nor the state times need
+	 * touching.
+	 */
+	if (changed || pc->st.oncpu != oncpu ||
+	    pc->st.curr_memstall != !!(nw & PSIM_TSK_MEMSTALL)) {
+		pc->st.oncpu = oncpu;
+		pc->st.curr_memstall = !!(nw & PSIM_TSK_MEMSTALL);
+		psim_update(&pc->st, smp_processor_id());
+	} else {
+		wake_clock = false;
+	}
 	raw_spin_unlock(&pc->lock);
 
 	if (wake_clock)
@@ -198,7 +193,7 @@ static void psim_probe_wakeup(void *data, struct task_struct *p)
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	WRITE_ONCE(*w, psim_task_wakeup(*w, &clear, &set));
-	psim_counts(&pc->st, clear, set);
+	psim_cpu_counts(&pc->st, clear, set);
 	psim_update_at(&pc->st, psim_wakeup_time(&pc->st, p, cpu));
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 
@@ -221,7 +216,7 @@ static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	/* A new task: whatever the word held belonged to a dead pid owner. */
 	WRITE_ONCE(*w, PSIM_TSK_RUNNING);
-	psim_counts(&pc->st, 0, PSIM_TSK_RUNNING);
+	psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
 	psim_update_at(&pc->st, psim_wakeup_time(&pc->st, p, cpu));
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 
@@ -248,14 +243,14 @@ static void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
 	pc = per_cpu_ptr(&psim_pcpu, src_cpu);
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	WRITE_ONCE(*w, psim_task_migrate(*w, &clear, &set));
-	psim_counts(&pc->st, clear, 0);
+	psim_cpu_counts(&pc->st, clear, 0);
 	psim_update(&pc->st, src_cpu);
 	raw_spin_unlock(&pc->lock);
 
 	if (set) {
 		pc = per_cpu_ptr(&psim_pcpu, dest_cpu);
 		raw_spin_lock(&pc->lock);
-		psim_counts(&pc->st, 0, set);
+		psim_cpu_counts(&pc->st, 0, set);
 		psim_update(&pc->st, dest_cpu);
 		raw_spin_unlock(&pc->lock);
 	}
@@ -310,7 +305,7 @@ static void psim_memstall(bool enter)
 	else
 		WRITE_ONCE(*w, psim_task_memstall_leave(*w, &clear, &set));
 	if (clear | set) {
-		psim_counts(&pc->st, clear, set);
+		psim_cpu_counts(&pc->st, clear, set);
 		pc->st.oncpu = 1;
 		pc->st.curr_memstall = !!(*w & PSIM_TSK_MEMSTALL);
 		psim_update(&pc->st, cpu);
