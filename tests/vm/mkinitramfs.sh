@@ -12,6 +12,8 @@
 #                             decompressed on the host (6.12 ships .ko.xz and
 #                             busybox insmod cannot read that), plus the list
 #                             load.order in dependency order
+#                             and the modules named in $PSI_VM_EXTRA_MODULES
+#                             (e.g. "zram" for compare.sh's swap), loaded too
 #   /psi_mod.ko               the module under test, if given
 #   /bin/{spin,dio,memhog,kit} static helpers (tests/vm/helpers/*.c)
 #   /usr/bin/hackbench        dynamically linked: binary + ldd libs + loader
@@ -56,7 +58,8 @@ resolve() {	# $1: path relative to moddir as written in modules.dep
 	for d in $deps; do resolve "$d"; done
 	order+=("$m")
 }
-for want in virtio_pci virtio_blk; do
+# PSI_VM_EXTRA_MODULES: more modules to load at boot (unset: none)
+for want in virtio_pci virtio_blk ${PSI_VM_EXTRA_MODULES:-}; do
 	path=$(awk -F: -v w="$want" '{ n = $1; sub(/.*\//, "", n); sub(/\.ko(\.(xz|zst|gz))?$/, "", n);
 		gsub(/-/, "_", n); if (n == w) { print $1; exit } }' "$moddir/modules.dep")
 	if [ -z "$path" ]; then

@@ -1,0 +1,301 @@
+# Suite "compare": psi_mod side by side with the kernel's own PSI (booted
+# psi=1, psi_mod loaded with proc_dir=psi_mod), one workload at a time.
+# Run by tests/vm/compare.sh, which selects the cases (--short: a subset)
+# and prints the table from the @@ROW lines written here.
+#
+# Per workload: start it, let it settle 2 s, snapshot all six files back to
+# back (kit snap), run DUR seconds, snapshot again while it still runs, then
+# for cpu some, io some/full, memory some/full:
+#   totals: |psi_mod delta - kernel delta| <= 2% of kernel delta
+#           + 10 ms per 10 s of wall time between the snapshots
+#   avg10 at the end snapshot: within 1.0 point.
+# The avg10 point comparison is only fair because the "align" case loads
+# psi_mod so that its 2 s fold grid falls on the kernel's (see case_align
+# and docs/accuracy.md: with grids 1 s apart, a 100% -> 0% step alone
+# shows as 18 points of avg10 for up to 1 s).
+CASES="align cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-free io-write io-fsync io-throttled mem-zram mem-pagecache mem-compact mixed midload hotplug dmesg"
+. /tests/lib.sh
+. /tests/cases.sh
+K=/proc/pressure
+M=/proc/psi_mod
+PSI_DIR=$M
+ALL="$K/cpu $M/cpu $K/io $M/io $K/memory $M/memory"
+ROWS="cpu:some io:some io:full memory:some memory:full"
+# seconds per workload between the two snapshots: psitest.dur= (compare.sh)
+DUR=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.dur=//p')
+DUR=${DUR:-20}
+PHASE_TOL_US=40000	# grids counted as aligned within 40 ms (2% of a period)
+
+row() {	# the table line, to ttyS1 for the host and to the console
+	echo "@@ROW $*"
+	if [ -c /dev/ttyS1 ]; then echo "@@ROW $*" > /dev/ttyS1; fi
+}
+
+# --- fold grid phase
+# grid_phase FILE: phase (us, CLOCK_MONOTONIC mod 2 s) of the folds of FILE's
+# averages, from 4.5 s of 2 ms polling under 3 spinners (cpu some ~50%, so
+# every fold changes avg10). Prints "PHASE SPREAD": the median fold time and
+# the spread of the upper/lower bounds (the poll resolution plus jitter).
+grid_phase() {
+	local i p
+	for i in 1 2 3; do spin 5 & echo $! >> $C/phase-pids; done
+	cmpw phase 4.5 "$1" > $C/phase
+	for p in $(cat $C/phase-pids); do wait $p 2>/dev/null; done
+	rm -f $C/phase-pids
+	# each fold lies in (t_prev, t_now]: intersect these intervals on the
+	# 2 s circle (relative to the first one); the phase is the middle of
+	# the intersection, the spread its width
+	awk '$1 == "F" { n++; lo[n] = $2; hi[n] = $3 }
+		END { if (n < 1) { print "? ?"; exit }
+			L = lo[1]; H = hi[1]
+			for (i = 2; i <= n; i++) {
+				k = int((hi[i] - hi[1] + 1000000) / 2000000) * 2000000
+				if (lo[i] - k > L) L = lo[i] - k; if (hi[i] - k < H) H = hi[i] - k }
+			if (H < L) { print "? " L - H; exit }
+			p = ((L + H) / 2) % 2000000
+			printf "%d %d\n", p, H - L }' $C/phase
+}
+# signed distance a - b on the 2 s circle
+phase_diff() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; while (d > 1000000) d -= 2000000;
+	while (d < -1000000) d += 2000000; printf "%d\n", d }'; }
+pabs() { case "$1" in -*) echo "${1#-}" ;; *) echo "$1" ;; esac; }
+
+# aligned_load: insmod psi_mod so that its grid (set at load) falls on the
+# kernel's, whose phase is in /tmp/kphase. The load itself takes some tens of
+# ms under TCG: measure the result and correct, up to 5 tries.
+aligned_load() {
+	local kp target off try r mp
+	kp=$(cat /tmp/kphase)
+	target=$kp
+	for try in 1 2 3 4 5; do
+		mod_loaded && mod_unload > /dev/null
+		r=$(cmpw at "$target" kit load $KO proc_dir=psi_mod)
+		[ "$r" = ok ] || { echo "load failed: $r"; return 1; }
+		set -- $(grid_phase $M/cpu)
+		mp=$1
+		isint "$mp" || { echo "no psi_mod fold seen"; return 1; }
+		off=$(phase_diff "$mp" "$kp")
+		echo "try $try: psi_mod grid $(( off / 1000 )) ms after the kernel's" >> $C/align
+		[ "$(pabs "$off")" -le $PHASE_TOL_US ] && { echo "$off"; return 0; }
+		target=$(( (target - off + 4000000) % 2000000 ))
+	done
+	echo "$off"
+	return 1
+}
+
+# --- one comparison
+# compare_rows LABEL A B [AVG_TOL]: rows for every resource/state between
+# snapshots A and B, assertions on totals and avg10.
+# avg10: both are exponential averages folded on the same 2 s grid (see
+# case_align), so a difference they already had at A (history: psi_mod was
+# loaded later than the boot, and each align try restarts it from zero)
+# decays by exactly EXP_10s/2048 = 1677/2048 per fold and adds nothing new.
+# The check is on what is new: |(m_B - k_B) - (m_A - k_A) * (1677/2048)^N|
+# with N the grid points between A and B; the inherited part is printed.
+compare_rows() {
+	local label=$1 a=$2 b=$3 atol=${4:-1.0} wall rs res st dk dm ka ma ka0 ma0 line kp nf
+	wall=$(($(snap_t "$b") - $(snap_t "$a")))
+	kp=$(cat /tmp/kphase)
+	nf=$(awk -v a="$(snap_t "$a")" -v b="$(snap_t "$b")" -v p="$kp" 'BEGIN {
+		printf "%d\n", int((b - p) / 2000000) - int((a - p) / 2000000) }')
+	for rs in $ROWS; do
+		res=${rs%%:*} st=${rs#*:}
+		dk=$(snap_delta "$a" "$b" $K/$res $st)
+		dm=$(snap_delta "$a" "$b" $M/$res $st)
+		ka=$(snap_val "$b" $K/$res $st avg10)
+		ma=$(snap_val "$b" $M/$res $st avg10)
+		ka0=$(snap_val "$a" $K/$res $st avg10)
+		ma0=$(snap_val "$a" $M/$res $st avg10)
+		if ! isint "$dk" || ! isint "$dm" || [ -z "$ka" ] || [ -z "$ma" ] || [ -z "$ka0" ] || [ -z "$ma0" ]; then
+			bad "$res $st: unreadable (kernel $dk, psi_mod $dm)"
+			continue
+		fi
+		# tolerance: 2% of the kernel's total + 10 ms per 10 s = 1 us per ms
+		line=$(awk -v k="$dk" -v m="$dm" -v w="$wall" -v ka="$ka" -v ma="$ma" -v ka0="$ka0" \
+			-v ma0="$ma0" -v n="$nf" -v at="$atol" 'BEGIN {
+			d = m - k; tol = int(k * 0.02 + w / 1000)
+			# busybox awk has no exp(): the power by multiplication
+			f = 1; for (i = 0; i < n; i++) f *= 1677 / 2048
+			inh = (ma0 - ka0) * f; ad = ma - ka - inh
+			pct = k > 0 ? sprintf("%+.1f%%", 100 * d / k) : "n/a"
+			v1 = (d <= tol && -d <= tol) ? "ok" : "MISS"
+			v2 = (ad <= at + 0.005 && -ad <= at + 0.005) ? "ok" : "MISS"
+			printf "%d %d %+d %s %d %.2f %.2f %+.2f %+.2f %s %s\n", k, m, d, pct, tol, ka, ma, ad, inh, v1, v2 }')
+		set -- $line
+		row "$label $res $st $line wall=$wall"
+		expect "$res $st total: psi_mod ${2}us vs kernel ${1}us, diff $3 ($4) > tol $5us" [ "${10}" = ok ]
+		expect "$res $st avg10: psi_mod $7 vs kernel $6 (new diff $8, inherited $9) > $atol" [ "${11}" = ok ]
+	done
+	note "wall ${wall}us, $nf folds"
+}
+
+# workload WL_FN [SETTLE]: start WL_FN in the background (it gets DUR+8 s to
+# live), settle, snapshot, DUR s, snapshot, stop it, compare.
+workload() {
+	local fn=$1 settle=${2:-2}
+	mod_loaded || { bad "module not loaded"; return; }
+	( $fn $((DUR + 8)) ) > $C/wl.out 2>&1 &
+	echo $! >> $C/pids
+	sleep "$settle"
+	snap $C/a $ALL
+	sleep "$DUR"
+	snap $C/b $ALL
+	wl_stop
+	compare_rows "$CASE" $C/a $C/b
+	[ -s $C/wl.out ] && note "$(tail -3 $C/wl.out | tr '\n' ' ')"
+}
+# kill the whole workload: its subshell and everything it started
+wl_stop() {
+	local p
+	for p in $(cat $C/pids 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	# busybox has no pkill: the workload's processes by name (the guest
+	# runs nothing else of these names)
+	killall -9 spin dio memhog hackbench dd usleep 2>/dev/null
+	killall -9 cmpw 2>/dev/null
+	sleep 1
+}
+
+# --- workloads (argument: how long they may live)
+spinners() { local i; for i in $(seq "$1"); do spin "$2" & done; wait; }
+wl_cpu1() { spinners 1 "$1"; }
+wl_cpu2() { spinners 2 "$1"; }
+wl_cpu3() { spinners 3 "$1"; }
+wl_cpu4() { spinners 4 "$1"; }
+wl_cpu6() { spinners 6 "$1"; }
+# 2 spinners + 4 sleepers that wake every 10-40 ms (fork + exec of usleep)
+sleeper() { local end=$(($(kit now) + $2 * 1000000)); while [ "$(kit now)" -lt $end ]; do usleep "$1"; done; }
+wl_cpumix() { spinners 2 "$1" & for s in 10000 20000 30000 40000; do sleeper $s "$1" & done; wait; }
+wl_hackbench() {
+	local end=$(($(kit now) + $1 * 1000000))
+	while [ "$(kit now)" -lt $end ]; do hackbench -p -g 4 -l 200 > /dev/null 2>&1; done
+}
+wl_ioread() { taskset -c 1 dio read /dev/vda "$1"; }
+wl_ioreadfree() { dio read /dev/vda "$1"; }
+wl_iowrite() { dio write /dev/vda "$1"; }
+wl_iofsync() { cmpw fsync /dev/vda "$1" & cmpw fsync /dev/vda "$1" & wait; }
+# /dev/vdb: QEMU throttles it to 200 iops; 4 readers queue behind each other
+wl_iothrottled() { local i; for i in 1 2 3 4; do dio read /dev/vdb "$1" & done; wait; }
+wl_memzram() { memhog 700 "$1"; }
+# /dev/vdc (640 MiB) read through the page cache in a loop: larger than what
+# the 512 MiB guest can cache, smaller than twice that, so evicted pages come
+# back within the workingset distance and refaults are counted as thrashing
+pcloop() {
+	local end=$(($(kit now) + $1 * 1000000))
+	while [ "$(kit now)" -lt $end ]; do dd if=/dev/vdc of=/dev/null bs=1M 2>/dev/null; done
+}
+wl_mempagecache() { pcloop "$1"; }
+wl_memcompact() { pcloop "$1" & cmpw thp 96 "$1" & cmpw thp 96 "$1" & wait; }
+wl_mixed() {
+	spinners 2 "$1" & dio read /dev/vda "$1" & dio read /dev/vdb "$1" &
+	wl_hackbench "$1" & memhog 600 "$1" & pcloop "$1" & wait
+}
+
+# --- cases
+# align: find the kernel's fold grid, load psi_mod on it
+case_align() {
+	local kp off
+	set -- $(grid_phase $K/cpu)
+	kp=$1
+	expect "kernel fold phase not found (no avg change in 4.5 s of polling)" isint "$kp"
+	isint "$kp" || return
+	echo "$kp" > /tmp/kphase
+	off=$(aligned_load)
+	expect "psi_mod could not be aligned to the kernel's grid: offset ${off}us ($(joinl $C/align))" \
+		eval "isint '$off' && [ \$(pabs '$off') -le $PHASE_TOL_US ]"
+	echo "$off" > /tmp/moff
+	note "kernel grid phase ${kp}us (located within a $2us window); $(joinl $C/align)"
+}
+CASE=
+# defcase NAME FN [SETTLE]: the case function for a workload
+# (function names: "-" becomes "_", ash allows no "-" in them)
+defcase() { eval "workload_$(echo "$1" | tr - _)() { workload $2 ${3:-2}; }"; }
+runw() { CASE=$1; run_case "$1" $((DUR + 60)) "workload_$(echo "$1" | tr - _)"; }
+
+defcase cpu-1 wl_cpu1
+defcase cpu-2 wl_cpu2
+defcase cpu-3 wl_cpu3
+defcase cpu-4 wl_cpu4
+defcase cpu-6 wl_cpu6
+defcase cpu-mix wl_cpumix
+defcase hackbench wl_hackbench
+defcase io-read wl_ioread
+defcase io-read-free wl_ioreadfree
+defcase io-write wl_iowrite
+defcase io-fsync wl_iofsync
+defcase io-throttled wl_iothrottled
+defcase mem-zram wl_memzram 4
+defcase mem-pagecache wl_mempagecache 4
+defcase mem-compact wl_memcompact 4
+defcase mixed wl_mixed 4
+
+# midload: psi_mod loaded (on the kernel's grid) while cpu, io and memory
+# workloads already run. From the first fold on its totals must grow as the
+# kernel's (same target); 10 s after the load avg10 within 2 points.
+case_midload() {
+	local off t0
+	mod_loaded && mod_unload > /dev/null
+	( spinners 3 $((DUR + 40)) & dio read /dev/vda $((DUR + 40)) & memhog 700 $((DUR + 40)) & wait ) \
+		> $C/wl.out 2>&1 &
+	echo $! >> $C/pids
+	sleep 4
+	off=$(cmpw at "$(cat /tmp/kphase)" kit load $KO proc_dir=psi_mod)
+	expect "mid-load insmod: $off" [ "$off" = ok ]
+	t0=$(kit now)
+	# the first fold is 2 s after the load: sample just after it
+	sleep 2.3
+	snap $C/a $ALL
+	while [ $(($(kit now) - t0)) -lt 10300000 ]; do usleep 100000; done
+	snap $C/b $ALL
+	compare_rows midload $C/a $C/b 2.0
+	note "first snapshot $(( ($(snap_t $C/a) - t0) / 1000 )) ms after insmod returned"
+	wl_stop
+	# later cases need the module on the grid again
+	off=$(aligned_load)
+	note "realigned: ${off}us"
+}
+
+# hotplug: cpu1 offline/online 20 times under 3 spinners + an io reader
+case_hotplug() {
+	local i u bad_n=0 t
+	mod_loaded || { bad "module not loaded"; return; }
+	[ -e /sys/devices/system/cpu/cpu1/online ] || { bad "cpu1 cannot be offlined"; return; }
+	( spinners 3 600 & dio read /dev/vda 600 & wait ) > $C/wl.out 2>&1 &
+	echo $! >> $C/pids
+	sleep 2
+	snap $C/a $ALL
+	t=$(kit now)
+	for i in $(seq 20); do
+		echo 0 > /sys/devices/system/cpu/cpu1/online || bad_n=$((bad_n + 1))
+		usleep 300000
+		echo 1 > /sys/devices/system/cpu/cpu1/online || bad_n=$((bad_n + 1))
+		usleep 300000
+	done
+	# a last stretch with both CPUs up so the end snapshot is a steady state
+	sleep 4
+	snap $C/b $ALL
+	expect "$bad_n offline/online writes failed" [ $bad_n = 0 ]
+	compare_rows hotplug $C/a $C/b
+	u=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^underflows=/) { split($i, a, "="); s += a[2] } } END { print s + 0 }' \
+		/sys/kernel/debug/psi_mod/state)
+	expect "psi_mod underflows after hotplug: $u" [ "$u" = 0 ]
+	note "20 cycles in $(( ($(kit now) - t) / 1000000 )) s; underflows $u"
+	wl_stop
+}
+
+suite_begin
+# zram swap for the anonymous hog: 384 MiB of compressed swap
+if [ -e /sys/block/zram0/disksize ]; then
+	echo 384M > /sys/block/zram0/disksize && mkswap /dev/zram0 > /dev/null && swapon /dev/zram0
+fi
+echo "swap: $(grep -i swaptotal /proc/meminfo)"
+# the boot's own cpu pressure decays first (it is not part of any workload)
+sleep 5
+run_case align 60 case_align
+for c in cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-free io-write io-fsync \
+	io-throttled mem-zram mem-pagecache mem-compact mixed; do
+	runw $c
+done
+CASE=midload; run_case midload $((DUR + 120)) case_midload
+CASE=hotplug; run_case hotplug 200 case_hotplug
+run_case dmesg 20 case_dmesg
+suite_end
