@@ -3,15 +3,19 @@
 # W=1 against its headers (must be warning-free), then boot it in QEMU (TCG)
 # with the module in the initramfs and run a guest suite.
 #
-# usage: tests/kernels/run.sh [--smoke] [--kernels a,b] [--no-fetch] [--no-dkms]
+# usage: tests/kernels/run.sh [--smoke] [--kernels a,b] [--boot a,b] [--no-fetch] [--no-dkms]
 #   kernels: 5.10 6.12 6.12-rt nopsi debug (tests/kernels/fetch.sh) and 6.1
 #            (the installed Debian 6.1 kernel, /boot + /lib/modules)
 #   default (make check-kernels, ~25 min): fetch all, build all, boot each
 #            with the full psi0 VM suite (the debug kernel with KASAN and
-#            lockdep is slow under TCG), then tests/kernels/dkms.sh
+#            lockdep is slow under TCG), then tests/kernels/dkms.sh (DKMS
+#            add/build/install, boot, modprobe, remove) and deb.sh (make deb,
+#            apt-get install, purge); --no-dkms skips those two
 #   --smoke  (make check, ~5 min): fetch and build all, boot 6.12 and nopsi
 #            with the short "smoke" suite (tests/kernels/guest/suite-smoke.sh:
 #            load, spin, io, unload, dmesg)
+#   --kernels: fetch and build only these; --boot: boot only these
+#            (with the smoke suite under --smoke, else psi0)
 # env: PSI_KERNELS_DIR (default <repo>/build/kernels), PSI_VM_TIMEOUT
 #      (seconds per boot, overrides the per-kernel default)
 # Output: "PASS kernels/<kernel>/<step>[ -- detail]" or
@@ -25,13 +29,16 @@ export PSI_KERNELS_DIR=$out
 # our own artefact dir and lock: runs in parallel with other harness users
 export PSI_VM_BUILD=$out/vm
 . "$top/tests/vm/lib.sh"
+. "$here/lib.sh"
 
-smoke=0 fetch=1 dkms=1 only=
+smoke=0 fetch=1 dkms=1 only= boot_only=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--smoke) smoke=1; shift ;;
 	--kernels) only=$2; shift 2 ;;
 	--kernels=*) only=${1#*=}; shift ;;
+	--boot) boot_only=$2; shift 2 ;;
+	--boot=*) boot_only=${1#*=}; shift ;;
 	--no-fetch) fetch=0; shift ;;
 	--no-dkms) dkms=0; shift ;;
 	-h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -42,6 +49,7 @@ done
 all=(6.1 5.10 6.12 6.12-rt nopsi debug)
 if [ $smoke = 1 ]; then boots=" 6.12 nopsi "; suite=smoke; else boots=" ${all[*]} "; suite=psi0; fi
 if [ -n "$only" ]; then IFS=, read -r -a all <<< "$only"; fi
+[ -z "$boot_only" ] || boots=" ${boot_only//,/ } "
 [ $smoke = 1 ] && dkms=0
 
 passed=0 failed=0
@@ -60,6 +68,45 @@ cp -r "$top/Kbuild" "$top/src" "$top/include" "$src/"
 
 # --- fetch
 declare -A have=()
+for k in "${all[@]}"; do
+	[ "$k" = 6.1 ] && continue
+	if [ $fetch = 1 ]; then
+		line=$("$here/fetch.sh" "$k" 2>>"$out/logs/fetch.log" | tail -1)
+	elif [ -f "$out/$k/.done" ]; then
+		line="PASS fetch/$k -- already unpacked"
+	else
+		line="FAIL fetch/$k: not fetched (--no-fetch)"
+	fi
+	case "$line" in
+	"PASS fetch/$k"*) pass "$k/fetch" "${line#*-- }"; have[$k]=1 ;;
+	"FAIL fetch/$k: "*) fail "$k/fetch" "${line#*: }" ;;
+	*) fail "$k/fetch" "fetch.sh printed no result (log: $out/logs/fetch.log)" ;;
+	esac
+done
+
+# --- build: W=1, no warning, vermagic of the kernel
+build() {	# kernel -> $out/<kernel>/mod/psi_mod.ko
+	local k=$1 d=$out/$1/mod log=$out/logs/build-$1.log w vm
+	rm -rf "$d"
+	mkdir -p "$d"
+	cp -r "$src"/. "$d/"
+	if ! make -C "$KDIR" M="$d" CC="$CC" W=1 modules >"$log" 2>&1; then
+		fail "$k/build" "make W=1 failed: $(grep -m2 -E 'error|Error' "$log" | tr '\n' ' ') (log: $log)"
+		return 1
+	fi
+	w=$(grep -c -E 'warning:' "$log")
+	if [ "$w" != 0 ]; then
+		fail "$k/build" "$w warnings with W=1: $(grep -m1 'warning:' "$log") (log: $log)"
+		return 1
+	fi
+	vm=$(modinfo -F vermagic "$d/psi_mod.ko")
+	case "$vm" in
+	"$KVER "*) ;;
+	*) fail "$k/build" "vermagic '$vm' is not $KVER"; return 1 ;;
+	esac
+	pass "$k/build" "W=1 clean, vermagic $vm"
+}
+
 for k in "${all[@]}"; do
 	[ "$k" = 6.1 ] && continue
 	if [ $fetch = 1 ]; then
@@ -190,7 +237,7 @@ if [ $dkms = 1 ]; then
 		"FAIL "*) echo "$line"; failed=$((failed + 1)) ;;
 		*) echo "$line" ;;
 		esac
-	done < <("$here/dkms.sh" 2>&1 | grep -v '^[0-9]* passed, [0-9]* failed$')
+	done < <({ "$here/dkms.sh"; "$here/deb.sh"; } 2>&1 | grep -v '^[0-9]* passed, [0-9]* failed$')
 fi
 
 echo "$passed passed, $failed failed"
