@@ -28,3 +28,7 @@ fi
 if [ -x tests/vm/deps.sh ]; then
 	tests/vm/deps.sh
 fi
+# The kernels lane (pahole for 6.12's BTF, dkms, debhelper + dh-dkms).
+if [ -x tests/kernels/deps.sh ]; then
+	tests/kernels/deps.sh
+fi
