@@ -1,0 +1,125 @@
+#!/bin/sh
+# Guest side of the overhead benchmark (busybox ash), run by tests/vm/init as
+# psitest.suite=bench. Parameters from the kernel command line:
+#   bench.modes=none,off,on   module states measured in this boot, run by run
+#                             (none: not loaded; off: loaded enable=0; on: enable=1)
+#   bench.groups=1:L,2:L,...  hackbench group counts and their loop counts
+#   bench.cgs=root,cg         where hackbench runs: the root cgroup, or
+#                             /sys/fs/cgroup/a/b/c/d (cgroup2, 4 levels)
+#   bench.reps=K              repetitions of the whole grid in this boot
+#   bench.rot=R               rotate the mode order by R (+1 per repetition)
+#   bench.idle=S              instead: idle cost over S seconds per mode
+# Output on ttyS1 (no printk there), one line per run:
+#   @@RUN n=<i> mode=<m> g=<g> l=<l> cg=<root|cg> wall_ns=.. ctxt=.. status=.. time=<hackbench Time:>
+# and @@IDLE / @@MEM lines for the idle/memory phase, @@ERR on a setup error.
+KO=/psi_mod.ko
+PARAM=/sys/module/psi_mod/parameters/enable
+modes=none groups=1:50 cgs=root reps=1 rot=0 idle=0
+for w in $(cat /proc/cmdline); do
+	case "$w" in
+	bench.modes=*) modes=${w#*=} ;;
+	bench.groups=*) groups=${w#*=} ;;
+	bench.cgs=*) cgs=${w#*=} ;;
+	bench.reps=*) reps=${w#*=} ;;
+	bench.rot=*) rot=${w#*=} ;;
+	bench.idle=*) idle=${w#*=} ;;
+	esac
+done
+modes=$(echo "$modes" | tr , ' ') groups=$(echo "$groups" | tr , ' ') cgs=$(echo "$cgs" | tr , ' ')
+
+out() {
+	echo "$*"
+	if [ -c /dev/ttyS1 ]; then echo "$*" > /dev/ttyS1; fi
+}
+
+# set_mode none|off|on: bring the module to that state from whatever it is in
+set_mode() {
+	local loaded=0
+	[ -d /sys/module/psi_mod ] && loaded=1
+	case "$1" in
+	none) [ $loaded = 0 ] || rmmod psi_mod ;;
+	off) if [ $loaded = 0 ]; then insmod $KO enable=0; else echo 0 > $PARAM; fi ;;
+	on) if [ $loaded = 0 ]; then insmod $KO enable=1; else echo 1 > $PARAM; fi ;;
+	esac
+	# verify: a column that silently measured the wrong state would be a lie
+	case "$1" in
+	none) [ ! -d /sys/module/psi_mod ] ;;
+	off) [ "$(cat $PARAM 2>/dev/null)" = N ] ;;
+	on) [ "$(cat $PARAM 2>/dev/null)" = Y ] ;;
+	esac || { out "@@ERR mode $1 not reached"; return 1; }
+}
+
+CG=/sys/fs/cgroup/a/b/c/d
+case " $cgs " in
+*" cg "*)
+	mkdir -p /sys/fs/cgroup
+	mount -t cgroup2 none /sys/fs/cgroup || out "@@ERR cgroup2 mount failed"
+	mkdir -p $CG || out "@@ERR mkdir $CG failed"
+	;;
+esac
+
+meminfo() {	# one line of the fields the memory cost is read from
+	awk '/^(MemFree|MemAvailable|VmallocUsed|Percpu|Slab):/ { printf "%s=%s ", $1, $2 }' /proc/meminfo | tr -d :
+}
+
+if [ "$idle" -gt 0 ]; then
+	# Idle cost: per mode, S seconds of nothing; count local timer interrupts
+	# (each is a wakeup of the one vCPU under NOHZ), psi_mod's work runs
+	# (debugfs) and executions of the averaging works (workqueue tracepoint).
+	T=/sys/kernel/tracing
+	mount -t tracefs nodev $T 2>/dev/null
+	for m in $modes; do
+		out "@@MEM mode=$m phase=before $(meminfo)"
+		set_mode "$m" || continue
+		out "@@MEM mode=$m phase=after $(meminfo) modsize=$(awk '$1 == "psi_mod" { print $2 }' /proc/modules)"
+		sleep 3
+		echo 0 > $T/tracing_on
+		echo > $T/trace
+		echo 1 > $T/events/workqueue/workqueue_execute_start/enable 2>/dev/null
+		echo 1 > $T/tracing_on
+		loc0=$(awk '$1 == "LOC:" { print $2 }' /proc/interrupts)
+		r0=$(awk '/avgs_work_runs/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { print $i; exit } }' /sys/kernel/debug/psi_mod/state 2>/dev/null)
+		sleep "$idle"
+		loc1=$(awk '$1 == "LOC:" { print $2 }' /proc/interrupts)
+		r1=$(awk '/avgs_work_runs/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { print $i; exit } }' /sys/kernel/debug/psi_mod/state 2>/dev/null)
+		echo 0 > $T/tracing_on
+		kw=$(grep -c 'function=psi_avgs_work' $T/trace)
+		mw=$(grep -c 'function=psim_' $T/trace)
+		all=$(grep -c 'workqueue_execute_start' $T/trace)
+		out "@@IDLE mode=$m secs=$idle loc=$((loc1 - loc0)) modruns=$(( ${r1:-0} - ${r0:-0} )) kernel_psi_works=$kw module_works=$mw all_works=$all"
+		grep workqueue_execute_start $T/trace | sed 's/.*function=//' | sort | uniq -c | while read -r n f; do
+			out "@@WORKS mode=$m $f=$n"
+		done
+		echo 0 > $T/events/workqueue/workqueue_execute_start/enable
+	done
+	set_mode none
+	exit 0
+fi
+
+# one unmeasured warm-up run
+hackbench -p -g 1 -l 10 > /dev/null 2>&1
+n=0 rep=0
+while [ $rep -lt "$reps" ]; do
+	for gl in $groups; do
+		g=${gl%%:*} l=${gl#*:}
+		for cg in $cgs; do
+			# the modes, rotated by rot + rep so none is always first
+			set -- $modes
+			k=$(( (rot + rep) % $# ))
+			while [ $k -gt 0 ]; do set -- "$@" "$1"; shift; k=$((k - 1)); done
+			for m in "$@"; do
+				set_mode "$m" || continue
+				copt=
+				[ "$cg" = cg ] && copt="-c $CG"
+				r=$(brun $copt -o /tmp/hb.out -- hackbench -p -g "$g" -l "$l")
+				t=$(awk '/^Time:/ { print $2 }' /tmp/hb.out)
+				out "@@RUN n=$n mode=$m g=$g l=$l cg=$cg $r time=${t:-?}"
+				n=$((n + 1))
+			done
+		done
+	done
+	rep=$((rep + 1))
+done
+set_mode none
+[ -z "$(dmesg | grep -E 'WARNING|BUG|underflow')" ] || out "@@ERR dmesg: $(dmesg | grep -E 'WARNING|BUG|underflow' | head -3 | tr '\n' ' ')"
+out "@@DONE runs=$n"

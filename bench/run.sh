@@ -1,0 +1,331 @@
+#!/bin/bash
+# psi_mod overhead benchmark (project issue 4): hackbench -p (process mode,
+# pipes) inside QEMU TCG guests, psi_mod against the kernel's own PSI.
+#
+# usage: bench/run.sh [--smoke] [--rounds N] [--reps K] [--groups 1:L,2:L,...]
+#                     [--sets psimod,stock] [--cgs root,cg] [--idle S|0]
+#                     [--report RAW.tsv...]
+#   (default)  the full benchmark: group counts 1,2,4,8, 7 rounds; per round
+#              one boot per configuration (below), boots in rotated order, each
+#              boot running every group count x cgroup placement x module
+#              state once; so >= 7 runs per cell, interleaved run by run
+#              inside a boot and boot by boot across configurations. Then
+#              the idle and memory cost (60 s per state), the tables and the
+#              plots under bench/results/.
+#   --smoke    what `make check` runs: stock Debian 6.1 only, psi=0 boot
+#              (psi=0 / mod-off / mod-on) and psi=1 boot, group count 1,
+#              2 runs per column, root cgroup; PASS/FAIL per column and the
+#              summary line "N passed, N failed". No significance claims.
+#   --report   only rebuild the tables and plots from raw files of earlier runs
+# Configurations (one boot each; -smp 1, nokaslr, 512 MiB):
+#   psimod psi=0  6.1.*-psimod-psi booted psi=0: columns psi=0, mod-off, mod-on
+#   psimod psi=1  the same kernel, psi=1: column psi=1
+#   psimod nopsi  6.1.*-psimod-nopsi (CONFIG_PSI=n): columns nopsi, nopsi+mod
+#   stock psi=0   the installed Debian 6.1 kernel, psi=0: psi=0, mod-off, mod-on
+#   stock psi=1   the same, psi=1: psi=1
+# Each run is measured twice at once: guest instructions between two marker
+# no-ops around hackbench (bench/insncount.c, a TCG plugin; one vCPU, so the
+# count is exact up to a translation block) and wall time (the host's
+# CLOCK_MONOTONIC at the same two markers). Guests run with
+# -icount shift=0,sleep=off: the guest clock advances 1 ns per instruction,
+# so timer ticks and the scheduler's time-based decisions no longer depend on
+# how fast the (shared, loaded) host emulates; without it the instruction
+# count of a run moved 10-25% with host load (more ticks per instruction,
+# more preemptions, more switches). The wall time is the host's: it is what
+# the emulation of the run cost, noise included.
+# env: PSI_VM_BUILD (artefacts, default <repo>/build/bench), PSI_KERNELS_DIR
+#      (the -psimod-* .debs, default <repo>/../shared/kernels), KVER (stock
+#      kernel), BENCH_SRC=worktree|head (module source: the working tree, or
+#      the committed HEAD), BENCH_RESULTS (default bench/results).
+set -euo pipefail
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$BENCH_DIR/.." && pwd)
+export PSI_VM_BUILD=${PSI_VM_BUILD:-$REPO/build/bench}
+. "$REPO/tests/vm/lib.sh"
+B=$PSI_VM_BUILD
+cmdline="bench/run.sh $*"
+
+smoke=0 rounds=7 reps=1 idle=60 report_only=0
+groups="1:120,2:50,4:20,8:8"
+sets=psimod,stock cgs=root,cg
+raws=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--smoke) smoke=1; shift ;;
+	--rounds) rounds=$2; shift 2 ;;
+	--reps) reps=$2; shift 2 ;;
+	--groups) groups=$2; shift 2 ;;
+	--sets) sets=$2; shift 2 ;;
+	--cgs) cgs=$2; shift 2 ;;
+	--idle) idle=$2; shift 2 ;;
+	--report) report_only=1; shift; raws=("$@"); break ;;
+	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown argument $1" ;;
+	esac
+done
+if [ $smoke = 1 ]; then
+	rounds=1 reps=2 sets=stock cgs=root idle=0 groups=${BENCH_SMOKE_GROUPS:-1:80}
+fi
+RESULTS=${BENCH_RESULTS:-$BENCH_DIR/results}
+
+if [ $report_only = 1 ]; then
+	exec python3 "$BENCH_DIR/report.py" --out "$RESULTS" "${raws[@]}"
+fi
+
+passed=0 failed=0 finished=0
+pass() { echo "PASS $1${2:+ -- $2}"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+on_exit() {
+	local rc=$?
+	[ $finished = 1 ] && return
+	echo "FAIL bench/setup: run.sh stopped early (exit $rc)"
+	echo "$passed passed, $((failed + 1)) failed"
+	[ $rc != 0 ] || exit 2
+}
+trap on_exit EXIT
+
+for t in qemu-system-x86_64 hackbench busybox gcc cpio python3; do
+	command -v $t >/dev/null || die "$t not installed (make deps)"
+done
+if [ $smoke = 0 ] && ! command -v gnuplot >/dev/null; then
+	if [ "$(id -u)" = 0 ]; then
+		log "installing gnuplot-nox for the plots"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null ||
+			die "could not install gnuplot-nox"
+	else
+		die "gnuplot missing: apt-get install gnuplot-nox"
+	fi
+fi
+
+lock_build_dir
+mkdir -p "$B/logs"
+
+# --- the plugin and the guest helper
+gcc -shared -fPIC -O2 -Wall -o "$B/libinsncount.so" "$BENCH_DIR/insncount.c"
+gcc -static -O2 -Wall -Wextra -o "$B/brun" "$BENCH_DIR/brun.c"
+
+# --- the module source, copied so a build here never races another one in
+# the shared tree
+src=$B/modsrc
+rm -rf "$src"
+mkdir -p "$src"
+if [ "${BENCH_SRC:-worktree}" = head ]; then
+	git -C "$REPO" archive HEAD Kbuild Makefile src include | tar -x -C "$src"
+	modrev="$(git -C "$REPO" rev-parse --short HEAD) (committed HEAD)"
+else
+	cp -r "$REPO/Kbuild" "$REPO/Makefile" "$REPO/src" "$REPO/include" "$src/"
+	modrev="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')"
+	git -C "$REPO" diff --quiet HEAD -- src include Kbuild 2>/dev/null || modrev="$modrev + uncommitted changes in src/include"
+fi
+
+# --- kernels: label -> image, module dir, build dir, release
+declare -A K_IMG K_MOD K_KDIR K_VER K_KO
+add_kernel() {	# label release image moddir kdir
+	K_VER[$1]=$2 K_IMG[$1]=$3 K_MOD[$1]=$4 K_KDIR[$1]=$5
+}
+stock=$(find_kver)
+add_kernel stock "$stock" "/boot/vmlinuz-$stock" "/lib/modules/$stock" "/lib/modules/$stock/build"
+kdebs=${PSI_KERNELS_DIR:-$REPO/../shared/kernels}
+missing_kernels=
+if [[ ",$sets," == *,psimod,* ]]; then
+	for f in psi nopsi; do
+		img=$(ls "$kdebs"/linux-image-*-psimod-${f}_*.deb 2>/dev/null | sort -V | tail -1)
+		hdr=$(ls "$kdebs"/linux-headers-*-psimod-${f}_*.deb 2>/dev/null | sort -V | tail -1)
+		if [ -z "$img" ] || [ -z "$hdr" ]; then
+			missing_kernels="$missing_kernels $f"
+			continue
+		fi
+		root=$B/k/$f
+		if [ ! -f "$root/.unpacked" ] || [ "$img" -nt "$root/.unpacked" ]; then
+			rm -rf "$root"
+			mkdir -p "$root"
+			dpkg -x "$img" "$root"
+			dpkg -x "$hdr" "$root"
+			touch "$root/.unpacked"
+		fi
+		rel=$(basename "$(ls -d "$root"/lib/modules/*)")
+		add_kernel "$f" "$rel" "$root/boot/vmlinuz-$rel" "$root/lib/modules/$rel" "$root/usr/src/linux-headers-$rel"
+	done
+fi
+
+build_ko() {	# label
+	local l=$1 out=$B/ko/$1
+	mkdir -p "$out"
+	make -s -C "$src" clean KDIR="${K_KDIR[$l]}" >/dev/null 2>&1 || true
+	if make -s -C "$src" module KDIR="${K_KDIR[$l]}" CC=gcc > "$B/logs/build-$l.log" 2>&1 &&
+		[ "$(modinfo -F vermagic "$src/psi_mod.ko" | cut -d' ' -f1)" = "${K_VER[$l]}" ]; then
+		cp "$src/psi_mod.ko" "$out/psi_mod.ko"
+		K_KO[$l]=$out/psi_mod.ko
+	else
+		K_KO[$l]=
+		fail "bench/build-$l" "psi_mod did not build for ${K_VER[$l]} (see $B/logs/build-$l.log)"
+	fi
+}
+
+initrd_for() {	# label -> path of the initramfs (base from tests/vm + bench files)
+	local l=$1 base=$B/initramfs-$1-base.cpio out=$B/initramfs-$1.cpio extra
+	PSI_VM_KERNEL=${K_IMG[$l]} PSI_VM_MODDIR=${K_MOD[$l]} \
+		"$REPO/tests/vm/mkinitramfs.sh" "${K_VER[$l]}" "$base" ${K_KO[$l]:-} 2>> "$B/logs/initramfs.log" >&2 ||
+		return 1
+	extra=$(mktemp -d)
+	mkdir -p "$extra/tests" "$extra/bin"
+	cp "$BENCH_DIR/guest/suite-bench.sh" "$extra/tests/"
+	cp "$B/brun" "$extra/bin/"
+	chmod 755 "$extra/tests/suite-bench.sh" "$extra/bin/brun"
+	# the kernel unpacks concatenated newc archives in order: these files
+	# join the harness's initramfs
+	{ cat "$base"; (cd "$extra" && find . | LC_ALL=C sort | cpio -o -H newc --quiet); } > "$out"
+	rm -rf "$extra"
+	echo "$out"
+}
+
+declare -A K_INITRD
+labels=()
+[[ ",$sets," == *,stock,* ]] && labels+=(stock)
+for f in psi nopsi; do [ -n "${K_VER[$f]:-}" ] && labels+=("$f"); done
+for l in "${labels[@]}"; do
+	build_ko "$l"
+	K_INITRD[$l]=$(initrd_for "$l") || die "initramfs for ${K_VER[$l]} failed (see $B/logs/initramfs.log)"
+done
+# an empty disk so /init does not wait for /dev/vda
+disk=$B/empty.img
+[ -f "$disk" ] || dd if=/dev/zero of="$disk" bs=1M count=1 status=none
+
+# --- the boots: label psi modes (modes without a module are dropped)
+boots=()
+if [[ ",$sets," == *,psimod,* ]]; then
+	[ -n "${K_VER[psi]:-}" ] && boots+=("psi 0 none,off,on" "psi 1 none")
+	[ -n "${K_VER[nopsi]:-}" ] && boots+=("nopsi 0 none,on")
+fi
+[[ ",$sets," == *,stock,* ]] && boots+=("stock 0 none,off,on" "stock 1 none")
+[ ${#boots[@]} -gt 0 ] || die "nothing to boot"
+
+ts=$(date -u +%Y%m%dT%H%M%SZ)
+raw=$B/raw-$ts.tsv
+printf 'set\tkernel\tpsi\tmode\tcolumn\tcg\tg\tl\tround\twall_ns\tinsns\tctxt\tstatus\tguest_ns\n' > "$raw"
+ngroups=$(echo "$groups" | tr , '\n' | wc -l)
+ncgs=$(echo "$cgs" | tr , '\n' | wc -l)
+
+column_of() {	# label psi mode
+	case "$1:$3" in
+	nopsi:none) echo nopsi ;;
+	nopsi:on) echo nopsi+mod ;;
+	*:none) echo "psi=$2" ;;
+	*:off) echo mod-off ;;
+	*:on) echo mod-on ;;
+	esac
+}
+
+boot_one() {	# round label psi modes [extra cmdline]
+	local r=$1 l=$2 psi=$3 modes=$4 extra=${5:-} nm tag
+	[ -n "${K_KO[$l]:-}" ] || modes=none
+	nm=$(echo "$modes" | tr , '\n' | wc -l)
+	tag=$l-psi$psi-r$r${extra:+-idle}
+	local logf=$B/logs/$tag.log resf=$B/logs/$tag.results plog=$B/logs/$tag.plugin
+	local limit=$((120 + reps * ngroups * ncgs * nm * 20))
+	[ -z "$extra" ] || limit=$((300 + idle * 4))
+	rm -f "$logf" "$resf" "$plog"
+	local t0=$SECONDS rc=0
+	timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel tcg -smp 1 -m 512M \
+		-nographic -no-reboot -kernel "${K_IMG[$l]}" -initrd "${K_INITRD[$l]}" \
+		-drive "file=$disk,format=raw,if=virtio" \
+		-serial mon:stdio -serial "file:$resf" \
+		-icount shift=0,sleep=off -plugin "$B/libinsncount.so" -d plugin -D "$plog" \
+		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=4 psitest.suite=bench bench.modes=$modes bench.groups=$groups bench.cgs=$cgs bench.reps=$reps bench.rot=$r $extra" \
+		< /dev/null > "$logf" 2>&1 || rc=$?
+	log "boot $tag (${K_VER[$l]}, modes $modes): qemu exit $rc after $((SECONDS - t0))s"
+	[ $rc = 0 ] || echo "@@ERR qemu exit $rc" >> "$resf"
+	[ -z "$extra" ] || return 0
+	local set=psimod
+	[ "$l" = stock ] && set=stock
+	tr -d '\r' < "$resf" | grep -a '^@@RUN ' | awk -v set=$set -v k="${K_VER[$l]}" -v psi="$psi" -v r="$r" \
+		-v lab="$l" -v plog="$plog" '
+		BEGIN { n = 0; while ((getline line < plog) > 0) { split(line, f, " "); if (f[1] == "@@MARK") { mk[n] = f[3]; ht[n++] = f[4] } } m = 0 }
+		{
+			delete kv
+			for (i = 2; i <= NF; i++) { split($i, p, "="); kv[p[1]] = p[2] }
+			if (!("wall_ns" in kv)) { print "bad run: " $0 > "/dev/stderr"; next }
+			ins = (m + 1 < n) ? mk[m + 1] - mk[m] : "NA"
+			hw = (m + 1 < n) ? ht[m + 1] - ht[m] : 0; m += 2
+			col = kv["mode"] == "none" ? (lab == "nopsi" ? "nopsi" : "psi=" psi) : \
+			      (kv["mode"] == "off" ? "mod-off" : (lab == "nopsi" ? "nopsi+mod" : "mod-on"))
+			printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\n", set, k, psi, kv["mode"], col, kv["cg"], kv["g"], kv["l"], r, hw, (ins == "NA" ? ins : sprintf("%.0f", ins)), kv["ctxt"], kv["status"], kv["wall_ns"]
+		}' >> "$raw"
+	if grep -aq '^@@ERR' "$resf" || ! grep -aq '^@@DONE' "$resf"; then
+		fail "bench/boot-$tag" "$(grep -a '^@@ERR' "$resf" | head -3 | tr '\n' ' ')$(grep -aq '^@@DONE' "$resf" || echo 'no @@DONE: the boot did not finish'); console: $logf"
+		tr -d '\r' < "$logf" | tail -15
+	fi
+}
+
+log "stock kernel $stock; psimod kernels: ${K_VER[psi]:-missing} ${K_VER[nopsi]:-missing}; module $modrev"
+log "groups $groups, cgroups $cgs, $rounds rounds x $reps reps, boots: ${boots[*]}"
+for ((r = 0; r < rounds; r++)); do
+	nb=${#boots[@]}
+	for ((i = 0; i < nb; i++)); do
+		b=${boots[$(((i + r) % nb))]}
+		# shellcheck disable=SC2086
+		boot_one "$r" $b
+	done
+done
+
+# --- idle and memory cost (full run only): stock kernel, 60 s per state
+idlef=$B/idle-$ts.txt
+: > "$idlef"
+if [ "$idle" -gt 0 ]; then
+	for il in ${BENCH_IDLE_KERNELS:-stock}; do
+		[ -n "${K_KO[$il]:-}" ] || continue
+		boot_one 0 "$il" 0 none,on "bench.idle=$idle"
+		cat "$B/logs/$il-psi0-r0-idle.results" >> "$idlef"
+		boot_one 0 "$il" 1 none "bench.idle=$idle"
+		sed 's/mode=none/mode=psi1/' "$B/logs/$il-psi1-r0-idle.results" >> "$idlef"
+	done
+	tr -d '\r' < "$idlef" > "$idlef.tmp" && mv "$idlef.tmp" "$idlef"
+fi
+
+# --- per column: did it run and give numbers
+while IFS=$'\t' read -r set col n wmean imean; do
+	if [ "$n" -ge "$reps" ] && [ "$imean" != NA ]; then
+		pass "bench/$set/$col" "$n runs, wall mean ${wmean} s, insns mean ${imean}"
+	else
+		fail "bench/$set/$col" "$n runs (wanted >= $reps), insns $imean"
+	fi
+done < <(awk -F'\t' 'NR > 1 && $13 == 0 && $10 > 0 { k = $1 "\t" $5; n[k]++; w[k] += $10 / 1e9; if ($11 == "NA") na[k] = 1; else ins[k] += $11 }
+	END { for (k in n) printf "%s\t%d\t%.3f\t%s\n", k, n[k], w[k] / n[k], (k in na) ? "NA" : sprintf("%.4g", ins[k] / n[k]) }' "$raw" | sort)
+for b in "${boots[@]}"; do
+	set -- $b
+	for m in $(echo "$3" | tr , ' '); do
+		c=$(column_of "$1" "$2" "$m")
+		s=psimod
+		[ "$1" = stock ] && s=stock
+		awk -F'\t' -v s=$s -v c="$c" 'NR > 1 && $1 == s && $5 == c && $13 == 0 { f = 1 } END { exit !f }' "$raw" ||
+			fail "bench/$s/$c" "no successful run"
+	done
+done
+[ -z "$missing_kernels" ] || fail "bench/psimod-kernels" "no .debs for:$missing_kernels in $kdebs"
+
+if [ $smoke = 0 ]; then
+	mkdir -p "$RESULTS"
+	cp "$raw" "$RESULTS/raw-$ts.tsv"
+	[ ! -s "$idlef" ] || cp "$idlef" "$RESULTS/idle-$ts.txt"
+	{
+		echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+		echo "command: $cmdline"
+		echo "module: psi_mod $modrev"
+		for l in "${labels[@]}"; do echo "kernel $l: ${K_VER[$l]}"; done
+		echo "host: $(nproc) cores, load average at the end: $(cut -d' ' -f1-3 /proc/loadavg), qemu $(qemu-system-x86_64 --version | head -1 | awk '{ print $4 }') TCG, guest -smp 1 -m 512M nokaslr"
+		echo "module size (size(1) of psi_mod.ko, text/data/bss):"
+		for l in "${labels[@]}"; do
+			[ -z "${K_KO[$l]:-}" ] || echo "  ${K_VER[$l]}: $(size "${K_KO[$l]}" | awk 'NR == 2 { print $1 "/" $2 "/" $3 }'), per-CPU section $(size -A "${K_KO[$l]}" | awk '$1 == ".data..percpu" { print $2 }') bytes"
+		done
+	} > "$RESULTS/meta-$ts.txt"
+	if python3 "$BENCH_DIR/report.py" --out "$RESULTS" --meta "$RESULTS/meta-$ts.txt" \
+		${idlef:+--idle "$RESULTS/idle-$ts.txt"} "$RESULTS/raw-$ts.tsv"; then
+		pass "bench/report" "$RESULTS/overhead.txt, $RESULTS/overhead-insns.png, $RESULTS/overhead-wall.png"
+	else
+		fail "bench/report" "report.py failed"
+	fi
+fi
+
+finished=1
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
