@@ -79,6 +79,9 @@ if [ -n "$ko" ]; then
 	*) cp "$ko" "$d/psi_mod.ko" ;;
 	esac
 	modinfo -F srcversion "$d/psi_mod.ko" >"$stage/etc/psi-dkms-srcversion"
+	# what depmod reads besides the modules (it warns without them)
+	cp "$MODDIR"/modules.order "$MODDIR"/modules.builtin "$MODDIR"/modules.builtin.modinfo \
+		"$stage/lib/modules/$KVER/" 2>/dev/null
 	if depmod -b "$stage" "$KVER" && grep -q '^updates/dkms/psi_mod.ko:' "$stage/lib/modules/$KVER/modules.dep"; then
 		lock_build_dir
 		boot dkms-6.1 "$here/guest/suite-dkms.sh" "${PSI_VM_TIMEOUT:-300}" "" "$stage"

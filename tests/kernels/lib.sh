@@ -14,3 +14,59 @@ env_of() {	# kernel -> sets KVER KDIR IMAGE MODDIR CC
 	fi
 }
 
+# --- boot: the harness's initramfs for this kernel plus our guest files
+# appended as a second cpio archive (the kernel unpacks them in turn), so
+# the shared harness needs no change.
+# usage: boot KERNEL SUITE-FILE TIMEOUT KO [EXTRA-ROOT]
+boot() {
+	local k=$1 sfile=$2 limit=$3 ko=$4 extra=${5:-} s psi=0 initrd res logf rc c line
+	s=$(basename "$sfile" .sh)
+	s=${s#suite-}
+	initrd=$PSI_VM_BUILD/initramfs-$k.cpio
+	logf=$out/logs/boot-$k-$s.log res=$out/logs/boot-$k-$s.results
+	rm -f "$logf" "$res"
+	local stage
+	stage=$(mktemp -d "${TMPDIR:-/tmp}/psi-kernels.XXXXXX")
+	# mktemp makes 0700, and the second archive's "." would set the guest's
+	# / to that: every non-root user locked out of everything
+	chmod 755 "$stage"
+	mkdir -p "$stage/tests"
+	cp "$sfile" "$stage/tests/"
+	[ -z "$extra" ] || cp -a "$extra"/. "$stage/"
+	if ! PSI_VM_KERNEL=$IMAGE PSI_VM_MODDIR=$MODDIR \
+		"$top/tests/vm/mkinitramfs.sh" "$KVER" "$initrd" $ko 2>>"$out/logs/initramfs-$k.log"; then
+		fail "$k/boot" "initramfs build failed (log: $out/logs/initramfs-$k.log)"
+		rm -rf "$stage"
+		return 1
+	fi
+	(cd "$stage" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) >> "$initrd"
+	rm -rf "$stage"
+	PSI_VM_KERNEL=$IMAGE
+	qemu_cmd "$KVER" "$initrd" "$(make_disk)" "$psi" "psitest.suite=$s" "$res"
+	unset PSI_VM_KERNEL
+	log "$k: booting suite $s (timeout ${limit}s), log $logf"
+	rc=0
+	local t0=$SECONDS
+	timeout --kill-after=10 "$limit" "${QEMU_ARGV[@]}" </dev/null >"$logf" 2>&1 || rc=$?
+	log "$k: qemu exit $rc after $((SECONDS - t0))s"
+	tr -d '\r' <"$res" 2>/dev/null | grep -ao '@@CASE .*' >"$res.cases" ||
+		tr -d '\r' <"$logf" | grep -ao '@@CASE .*' >"$res.cases" || true
+	local missing=0
+	for c in $(sed -n 's/^CASES="\(.*\)"$/\1/p' "$sfile"); do
+		line=$(awk -v c="$c" '$2 == c' "$res.cases" | tail -1)
+		if [ -z "$line" ]; then
+			fail "$k/$s/$c" "no result: $([ $rc = 124 ] || [ $rc = 137 ] && echo "boot timed out after ${limit}s" || echo "the boot ended before this case (qemu exit $rc)") (log: $logf)"
+			missing=1
+		elif [ "$(echo "$line" | awk '{ print $3 }')" = PASS ]; then
+			pass "$k/$s/$c" "$(echo "$line" | cut -d' ' -f4-)"
+		else
+			fail "$k/$s/$c" "$(echo "$line" | cut -d' ' -f4-)"
+		fi
+	done
+	if [ $missing = 1 ]; then
+		echo "---- last 20 lines of $logf"
+		tr -d '\r' <"$logf" | tail -20
+		echo "----"
+	fi
+}
+
