@@ -75,6 +75,19 @@ struct compact_control;
 #endif
 
 /*
+ * 6.12 keeps a fair task that blocks while not eligible on its runqueue
+ * ("delayed dequeue", se.sched_delayed) though it is asleep; the kernel's
+ * PSI counts it asleep at the switch and, if load balancing migrates it,
+ * moves its iowait/memstall state to the new CPU (psi_enqueue() in 6.12's
+ * kernel/sched/stats.h). Before 6.12 no queued task is asleep.
+ */
+#if PSIM_KERNEL_AT_LEAST(6, 12)
+#define psim_task_sched_delayed(p)	(READ_ONCE((p)->se.sched_delayed) != 0)
+#else
+#define psim_task_sched_delayed(p)	false
+#endif
+
+/*
  * Check a probe against the tracepoint's own prototype at compile time: the
  * register_trace_<tp>() helper that <trace/events/sched.h> declares takes a
  * pointer to exactly the probe type, and the kernel builds with
