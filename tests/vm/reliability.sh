@@ -38,6 +38,7 @@ esac
 [ $# = 0 ] || shift
 fail_setup() { echo "FAIL reliability/setup: $*"; echo "0 passed, 1 failed"; exit 2; }
 mkdir -p "$PSI_VM_BUILD"
+PSI_VM_BUILD=$(cd "$PSI_VM_BUILD" && pwd)	# kbuild M= needs an absolute path
 
 # Build psi_mod.ko from a copy of the sources in the build dir: other
 # engineers build in the repo root at the same time, and two kbuilds of the

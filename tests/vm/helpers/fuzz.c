@@ -249,7 +249,7 @@ static int do_write_fuzz(uint64_t seed, long count, const char *enable, const ch
 	static const char *f[] = { "cpu", "io", "memory" };
 	char path[512];
 	char *b = malloc(POOL + 1);
-	unsigned long psi_w = 0, psi_refused = 0, psi_zero = 0, psi_absent = 0;
+	unsigned long psi_w = 0, psi_refused = 0, psi_espipe = 0, psi_zero = 0, psi_absent = 0;
 	unsigned long en_w = 0, en_ok = 0, en_einval = 0, en_other = 0, toggles = 0;
 	unsigned long e2big = 0, efault = 0, pieces = 0, pwrites = 0, badptr = 0;
 	int state = read_enable(enable);
@@ -338,6 +338,8 @@ static int do_write_fuzz(uint64_t seed, long count, const char *enable, const ch
 			psi_w++;
 			if (r < 0 && e == EOPNOTSUPP)
 				psi_refused++;
+			else if (r < 0 && e == ESPIPE && mode == 2 && len > 1)
+				psi_espipe++;	// seq_file fds refuse pwrite in the VFS, as the kernel's do
 			else if (len == 0 && r == 0)
 				psi_zero++;
 			else
@@ -385,8 +387,8 @@ static int do_write_fuzz(uint64_t seed, long count, const char *enable, const ch
 	}
 	kmsg_drain();
 	int fin = read_enable(enable);
-	printf("fuzz: seed %llu, %ld writes: pressure files %lu (refused EOPNOTSUPP %lu, empty %lu, skipped while off %lu); enable %lu (accepted %lu, EINVAL %lu, E2BIG %lu, EFAULT %lu, other %lu; %lu on/off switches); %lu split writes, %lu pwrites, %lu bad pointers; final enable=%c files=%d\n",
-	       (unsigned long long)seed, count, psi_w, psi_refused, psi_zero, psi_absent,
+	printf("fuzz: seed %llu, %ld writes: pressure files %lu (refused EOPNOTSUPP %lu, pwrite ESPIPE %lu, empty %lu, skipped while off %lu); enable %lu (accepted %lu, EINVAL %lu, E2BIG %lu, EFAULT %lu, other %lu; %lu on/off switches); %lu split writes, %lu pwrites, %lu bad pointers; final enable=%c files=%d\n",
+	       (unsigned long long)seed, count, psi_w, psi_refused, psi_espipe, psi_zero, psi_absent,
 	       en_w, en_ok, en_einval, e2big, efault, en_other, toggles, pieces, pwrites,
 	       badptr, fin == 1 ? 'Y' : fin == 0 ? 'N' : '?', files_state(dir));
 	printf("kmsg: %lu enable lines (want %lu), %lu other psi_mod lines, %lu other lines, %lu reports, %lu lost%s%s\n",
