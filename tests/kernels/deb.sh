@@ -79,6 +79,6 @@ left="$left$(ls -d /usr/src/$name-* /var/lib/dkms/$name 2>/dev/null | tr '\n' ' 
 if [ -z "$left" ] && ! dpkg-query -W psi-mod-dkms >/dev/null 2>&1; then
 	pass clean "no psi_mod.ko under /lib/modules, no /usr/src/$name-*, no /var/lib/dkms/$name, package gone"
 else
-	fail clean "left behind: ${left:-the package's dpkg record}"
+	fail clean "left behind: ${left:-psi-mod-dkms still known to dpkg}"
 fi
 finish
