@@ -13,7 +13,7 @@
 # psi_mod so that its 2 s fold grid falls on the kernel's (see case_align
 # and docs/accuracy.md: with grids 1 s apart, a 100% -> 0% step alone
 # shows as 18 points of avg10 for up to 1 s).
-CASES="align cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-free io-write io-fsync io-throttled mem-zram mem-pagecache mem-compact mixed midload hotplug dmesg"
+CASES="align cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-busy0 io-read-free io-write io-fsync io-throttled mem-zram mem-pagecache mem-compact mixed midload hotplug dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -170,6 +170,10 @@ wl_hackbench() {
 	while [ "$(kit now)" -lt $end ]; do hackbench -p -g 4 -l 200 > /dev/null 2>&1; done
 }
 wl_ioread() { taskset -c 1 dio read /dev/vda "$1"; }
+# the pinned reader with CPU 0 kept busy by a pinned spinner: both CPUs
+# non-idle all the time, so the non-idle weighting of the per-CPU times is
+# 1:1 in both aggregators (isolates the cpu some difference of io-read)
+wl_ioreadbusy0() { taskset -c 0 spin "$1" & taskset -c 1 dio read /dev/vda "$1" & wait; }
 wl_ioreadfree() { dio read /dev/vda "$1"; }
 wl_iowrite() { dio write /dev/vda "$1"; }
 wl_iofsync() { cmpw fsync /dev/vda "$1" & cmpw fsync /dev/vda "$1" & wait; }
@@ -219,6 +223,7 @@ defcase cpu-6 wl_cpu6
 defcase cpu-mix wl_cpumix
 defcase hackbench wl_hackbench
 defcase io-read wl_ioread
+defcase io-read-busy0 wl_ioreadbusy0
 defcase io-read-free wl_ioreadfree
 defcase io-write wl_iowrite
 defcase io-fsync wl_iofsync
@@ -291,7 +296,7 @@ echo "swap: $(grep -i swaptotal /proc/meminfo)"
 # the boot's own cpu pressure decays first (it is not part of any workload)
 sleep 5
 run_case align 60 case_align
-for c in cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-free io-write io-fsync \
+for c in cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-busy0 io-read-free io-write io-fsync \
 	io-throttled mem-zram mem-pagecache mem-compact mixed; do
 	runw $c
 done
