@@ -242,7 +242,16 @@ static void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
 
 	pc = per_cpu_ptr(&psim_pcpu, src_cpu);
 	raw_spin_lock_irqsave(&pc->lock, flags);
-	WRITE_ONCE(*w, psim_task_migrate(*w, &clear, &set));
+	if (psim_task_sched_delayed(p)) {
+		/*
+		 * Asleep but still queued (6.12's delayed dequeue): like the
+		 * kernel's PSI, its sleep states move along with it.
+		 */
+		clear = *w & PSIM_TSK_MASK;
+		set = clear;
+	} else {
+		WRITE_ONCE(*w, psim_task_migrate(*w, &clear, &set));
+	}
 	psim_cpu_counts(&pc->st, clear, 0);
 	psim_update(&pc->st, src_cpu);
 	raw_spin_unlock(&pc->lock);
@@ -260,14 +269,18 @@ static void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
 }
 
 /*
- * In attach order: the events that make tasks runnable first, so that no
- * task is put to sleep by a switch while its wakeup could still be missed.
+ * In attach order. A task's count must never be set by an event whose
+ * undoing event is not attached yet, or a task that exits in between leaves
+ * it behind for good. RUNNING is set by wakeups and switches and undone by
+ * the switch (and moved by migration), so: migration, then the switch,
+ * then the wakeups. A task woken unseen meanwhile is counted when it is
+ * switched in. (The memstall kprobes come after all of these.)
  */
 struct psim_probe psim_probes[PSIM_NR_PROBES] = {
 	{ .name = "sched_migrate_task",	.func = psim_probe_migrate },
+	{ .name = "sched_switch",	.func = psim_probe_switch },
 	{ .name = "sched_wakeup_new",	.func = psim_probe_wakeup_new },
 	{ .name = "sched_wakeup",	.func = psim_probe_wakeup },
-	{ .name = "sched_switch",	.func = psim_probe_switch },
 };
 
 /*

@@ -124,7 +124,6 @@ static int psim_attach(void)
 {
 	int i, ret;
 
-	psim_attach_kprobes();
 	for (i = 0; i < ARRAY_SIZE(psim_probes); i++) {
 		ret = tracepoint_probe_register(psim_probes[i].tp,
 						psim_probes[i].func, NULL);
@@ -132,11 +131,15 @@ static int psim_attach(void)
 			pr_err("psi_mod: cannot attach to %s: %d\n",
 			       psim_probes[i].name, ret);
 			psim_detach_tracepoints(i);
-			psim_detach_kprobes();
 			tracepoint_synchronize_unregister();
 			return ret;
 		}
 	}
+	/*
+	 * Last: a memstall probe counts its task as running, which only the
+	 * switch probe, attached by now, can undo.
+	 */
+	psim_attach_kprobes();
 	return 0;
 }
 
@@ -295,7 +298,9 @@ static int psim_dir_set(const char *val, const struct kernel_param *kp)
 		return -EINVAL;
 	}
 	for (i = 0; i < len; i++) {
-		if (!isalnum(val[i]) && !strchr("._-", val[i])) {
+		/* isalnum() takes Latin-1 letters too: ASCII only */
+		if (!isascii(val[i]) ||
+		    (!isalnum(val[i]) && !strchr("._-", val[i]))) {
 			pr_err("psi_mod: proc_dir=\"%*pE\": only letters, digits, '.', '-' and '_' are allowed\n",
 			       (int)min_t(size_t, len, 32), val);
 			return -EINVAL;
