@@ -75,8 +75,29 @@ static void psim_detach_optional(struct psim_probe *probes, int n)
 	}
 }
 
-/* The kprobes: each set is optional, what it costs is said once. */
-static void psim_attach_kprobes(void)
+/*
+ * The kprobes: each set is optional, what it costs is said once.
+ * exchange_tids() first: it only moves task words, and must be in place
+ * before any task is counted, or an exec meanwhile strands a word.
+ */
+static void psim_attach_xtids(void)
+{
+	int ret;
+
+	memset(&psim_krp_xtids, 0, sizeof(psim_krp_xtids));
+	psim_krp_xtids.kp.symbol_name = "exchange_tids";
+	psim_krp_xtids.entry_handler = psim_krp_exchange_entry;
+	psim_krp_xtids.handler = psim_krp_exchange_ret;
+	psim_krp_xtids.data_size = PSIM_XTIDS_DATA_SIZE;
+	ret = register_kretprobe(&psim_krp_xtids);
+	psim_krp_attached = !ret;
+	if (ret)
+		pr_warn_once("psi_mod: no kretprobe on exchange_tids (%d): exec from a non-leader thread can leave counts behind\n",
+			     ret);
+}
+
+/* Last: a memstall probe counts its task as running (see psim_attach()). */
+static void psim_attach_memstall(void)
 {
 	int ret;
 
@@ -95,17 +116,6 @@ static void psim_attach_kprobes(void)
 		pr_notice_once("psi_mod: no psi_memstall_enter/leave to probe (%d): memory stalls from %d reclaim and compaction tracepoints; kswapd and refaults are not seen\n",
 			       ret, n);
 	}
-
-	memset(&psim_krp_xtids, 0, sizeof(psim_krp_xtids));
-	psim_krp_xtids.kp.symbol_name = "exchange_tids";
-	psim_krp_xtids.entry_handler = psim_krp_exchange_entry;
-	psim_krp_xtids.handler = psim_krp_exchange_ret;
-	psim_krp_xtids.data_size = PSIM_XTIDS_DATA_SIZE;
-	ret = register_kretprobe(&psim_krp_xtids);
-	psim_krp_attached = !ret;
-	if (ret)
-		pr_warn_once("psi_mod: no kretprobe on exchange_tids (%d): exec from a non-leader thread can leave counts behind\n",
-			     ret);
 }
 
 static void psim_detach_kprobes(void)
@@ -124,6 +134,13 @@ static int psim_attach(void)
 {
 	int i, ret;
 
+	/*
+	 * Nothing may be counted before the event that undoes it is seen
+	 * (see psim_probes[]): word moves first, then the tracepoints in
+	 * their order, then the memstall probes, whose counts only the switch
+	 * probe undoes.
+	 */
+	psim_attach_xtids();
 	for (i = 0; i < ARRAY_SIZE(psim_probes); i++) {
 		ret = tracepoint_probe_register(psim_probes[i].tp,
 						psim_probes[i].func, NULL);
@@ -131,15 +148,12 @@ static int psim_attach(void)
 			pr_err("psi_mod: cannot attach to %s: %d\n",
 			       psim_probes[i].name, ret);
 			psim_detach_tracepoints(i);
+			psim_detach_kprobes();
 			tracepoint_synchronize_unregister();
 			return ret;
 		}
 	}
-	/*
-	 * Last: a memstall probe counts its task as running, which only the
-	 * switch probe, attached by now, can undo.
-	 */
-	psim_attach_kprobes();
+	psim_attach_memstall();
 	return 0;
 }
 
