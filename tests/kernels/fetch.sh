@@ -9,7 +9,7 @@
 #
 # usage: tests/kernels/fetch.sh [NAME...]     (default: all of the above)
 # env: PSI_KERNELS_DIR (default <repo>/build/kernels, gitignored),
-#      PSI_SHARED_KERNELS (default /work/shared/kernels)
+#      PSI_SHARED_KERNELS (default <repo>/../shared/kernels, else /work/shared/kernels)
 #
 # Layout: build/kernels/<name>/root is the unpacked tree;
 # build/kernels/<name>/env has KVER=, KDIR=, IMAGE=, MODDIR=, CC= for run.sh.
@@ -24,7 +24,10 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${PSI_KERNELS_DIR:-$top/build/kernels}
-shared=${PSI_SHARED_KERNELS:-/work/shared/kernels}
+# shared/ sits beside the repo (as in CI's clone); /work/shared is where
+# the developers' machines keep it
+shared=${PSI_SHARED_KERNELS:-$top/../shared/kernels}
+[ -d "$shared" ] || shared=/work/shared/kernels
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 names=("$@")

@@ -54,8 +54,8 @@ build_copy() {	# KDIR KVER -> path of the .ko
 }
 
 if [ $mode = debug ]; then
-	shared=${PSI_SHARED_KERNELS:-/work/shared/kernels}
-	[ -d "$shared" ] || shared=$repo/../shared/kernels
+	shared=${PSI_SHARED_KERNELS:-$repo/../shared/kernels}
+	[ -d "$shared" ] || shared=/work/shared/kernels
 	kver=${RELI_DEBUG_KVER:-$(ls "$shared" 2>/dev/null | sed -n 's/^linux-image-\(.*-psimod-debug\)_.*\.deb$/\1/p' | sort -V | tail -1)}
 	[ -n "$kver" ] || fail_setup "no linux-image-*-psimod-debug deb in $shared"
 	root=$PSI_VM_BUILD/debugroot
