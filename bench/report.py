@@ -16,6 +16,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 
 COLS = {
@@ -229,21 +230,36 @@ def main():
     out.append("")
     if o.idle and os.path.exists(o.idle):
         out.append("== idle and memory cost (%s)" % os.path.basename(o.idle))
-        for line in open(o.idle):
+        works = defaultdict(lambda: defaultdict(int))
+        for line in open(o.idle, errors="replace"):
             line = line.strip()
-            if line.startswith(("@@IDLE", "@@MEM", "@@WORKS", "@@ERR", "@@KERNEL")):
+            if line.startswith(("@@IDLE", "@@MEM", "@@ERR")):
                 out.append("   " + line[2:])
+            elif line.startswith("@@WORKS"):
+                # "@@WORKS mode=M FUNC=N" or, from older guests, a raw trace line
+                f = line.split()
+                mode = f[1][5:]
+                if "function " in line:
+                    fn = line.split("function ", 1)[1].split()[0].split("=")[0]
+                    works[mode][fn] += 1
+                else:
+                    fn, n = f[2].rsplit("=", 1)
+                    works[mode][fn] += int(n)
+        for mode, fns in works.items():
+            out.append("   works run in the idle window, mode=%s: %s" % (
+                mode, ", ".join("%s %d" % kv for kv in sorted(fns.items(), key=lambda kv: -kv[1]))))
         out.append("")
     txt = os.path.join(o.out, "overhead.txt")
     with open(txt, "w") as f:
         f.write("\n".join(out) + "\n")
     print("\n".join(out))
     # plots: one PNG per measure, a panel per set x cgroup placement
+    tmpdir = tempfile.mkdtemp()
     for mname, (mdesc, _, _) in MEASURES.items():
         panels = [(s, cg) for s in ("psimod", "stock") for cg in ("root", "cg") if (mname, s, cg) in plots]
         if not panels:
             continue
-        dat = os.path.join(o.out, ".overhead-%s.dat" % mname)
+        dat = os.path.join(tmpdir, "overhead-%s.dat" % mname)
         gp = []
         with open(dat, "w") as f:
             idx = 0

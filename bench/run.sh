@@ -320,7 +320,7 @@ if [ $smoke = 0 ]; then
 	} > "$RESULTS/meta-$ts.txt"
 	if python3 "$BENCH_DIR/report.py" --out "$RESULTS" --meta "$RESULTS/meta-$ts.txt" \
 		${idlef:+--idle "$RESULTS/idle-$ts.txt"} "$RESULTS/raw-$ts.tsv"; then
-		pass "bench/report" "$RESULTS/overhead.txt, $RESULTS/overhead-insns.png, $RESULTS/overhead-wall.png"
+		pass "bench/report" "$RESULTS/overhead.txt and overhead-{insns,insns_adj,wall}.png"
 	else
 		fail "bench/report" "report.py failed"
 	fi

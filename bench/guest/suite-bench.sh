@@ -83,11 +83,11 @@ if [ "$idle" -gt 0 ]; then
 		loc1=$(awk '$1 == "LOC:" { print $2 }' /proc/interrupts)
 		r1=$(awk '/avgs_work_runs/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { print $i; exit } }' /sys/kernel/debug/psi_mod/state 2>/dev/null)
 		echo 0 > $T/tracing_on
-		kw=$(grep -c 'function=psi_avgs_work' $T/trace)
-		mw=$(grep -c 'function=psim_' $T/trace)
+		kw=$(grep -c 'function psi_avgs_work' $T/trace)
+		mw=$(grep -c 'function psim_' $T/trace)
 		all=$(grep -c 'workqueue_execute_start' $T/trace)
 		out "@@IDLE mode=$m secs=$idle loc=$((loc1 - loc0)) modruns=$(( ${r1:-0} - ${r0:-0} )) kernel_psi_works=$kw module_works=$mw all_works=$all"
-		grep workqueue_execute_start $T/trace | sed 's/.*function=//' | sort | uniq -c | while read -r n f; do
+		grep workqueue_execute_start $T/trace | sed 's/.*function //; s/ .*//' | sort | uniq -c | while read -r n f; do
 			out "@@WORKS mode=$m $f=$n"
 		done
 		echo 0 > $T/events/workqueue/workqueue_execute_start/enable
