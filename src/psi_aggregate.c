@@ -11,10 +11,13 @@
  *   sched_wakeup(_new)  a blocked (or new) task becomes runnable
  *   sched_migrate_task  a queued or waking task changes CPU
  *   psi_memstall_*      kprobes: the current task enters/leaves a memory stall
+ *                       (without CONFIG_PSI: reclaim/compaction tracepoints)
+ *   exchange_tids       kretprobe: an exec swaps two tasks' pids
  *
- * Locking: each CPU's counts have a raw spinlock of their own. Every probe
- * already runs under the runqueue lock or pi_lock of the task it handles, so
- * one task's word is never changed by two probes at once; the per-CPU lock
+ * Locking: each CPU's counts have a raw spinlock of their own. Every
+ * scheduler probe already runs under the runqueue lock or pi_lock of the
+ * task it handles, and the memstall probes run in the task itself, so one
+ * task's word is never changed by two probes at once; the per-CPU lock
  * orders the count changes of all tasks on a CPU against each other and
  * against the aggregator's snapshot. It nests inside the runqueue lock and
  * nothing nests inside it.
