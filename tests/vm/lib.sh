@@ -38,6 +38,15 @@ find_kver() {
 # Kernel image and module tree for $1; a KVER unpacked elsewhere (see
 # docs on dpkg -x) can be pointed at with PSI_VM_KERNEL / PSI_VM_MODDIR.
 kernel_image() { echo "${PSI_VM_KERNEL:-/boot/vmlinuz-$1}"; }
+# CONFIG_HZ of kernel $1, from the config-<kver> beside its image (Debian
+# ships it there): PSI's averaging period is 2*HZ+1 jiffies (2.004 s at
+# Debian's HZ=250), which the compare suite must know to find fold times.
+kernel_hz() {
+	local cfg hz
+	cfg=$(dirname "$(kernel_image "$1")")/config-$1
+	hz=$(sed -n 's/^CONFIG_HZ=//p' "$cfg" 2>/dev/null)
+	echo "${hz:-250}"
+}
 module_dir() { echo "${PSI_VM_MODDIR:-/lib/modules/$1}"; }
 
 # Build psi_mod.ko for $1 and print its path. Prefer the repo's own
@@ -109,5 +118,5 @@ qemu_cmd() {
 		-kernel "$(kernel_image "$kver")" -initrd "$initrd"
 		-drive "file=$disk,format=raw,if=virtio,cache=${PSI_VM_DISK_CACHE:-none}"
 		-serial mon:stdio -serial "file:$res"
-		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=${PSI_VM_LOGLEVEL:-5} $extra")
+		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=${PSI_VM_LOGLEVEL:-5} psitest.hz=$(kernel_hz "$kver") $extra")
 }

@@ -24,6 +24,11 @@ ROWS="cpu:some io:some io:full memory:some memory:full"
 # seconds per workload between the two snapshots: psitest.dur= (compare.sh)
 DUR=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.dur=//p')
 DUR=${DUR:-20}
+# PSI's averaging period in us: 2*HZ+1 jiffies (2.004 s at HZ=250), not 2 s
+HZ=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.hz=//p')
+HZ=${HZ:-250}
+PER=$(( (2 * HZ + 1) * 1000000 / HZ ))
+export PSI_PERIOD_US=$PER
 PHASE_TOL_US=40000	# grids counted as aligned within 40 ms (2% of a period)
 
 row() {	# the table line, to ttyS1 for the host and to the console
@@ -34,7 +39,7 @@ row() {	# the table line, to ttyS1 for the host and to the console
 # --- fold grid phase
 # grid_phase FILE: phase (us, CLOCK_MONOTONIC mod 2 s) of the folds of FILE's
 # averages, from 4.5 s of 2 ms polling under 3 spinners (cpu some ~50%, so
-# every fold changes avg10). Prints "PHASE SPREAD": the median fold time and
+# every fold changes avg10). Phases are CLOCK_MONOTONIC mod the period $PER. Prints "PHASE SPREAD": the median fold time and
 # the spread of the upper/lower bounds (the poll resolution plus jitter).
 grid_phase() {
 	local i p
@@ -45,19 +50,19 @@ grid_phase() {
 	# each fold lies in (t_prev, t_now]: intersect these intervals on the
 	# 2 s circle (relative to the first one); the phase is the middle of
 	# the intersection, the spread its width
-	awk '$1 == "F" { n++; lo[n] = $2; hi[n] = $3 }
+	awk -v P=$PER '$1 == "F" { n++; lo[n] = $2; hi[n] = $3 }
 		END { if (n < 1) { print "? ?"; exit }
 			L = lo[1]; H = hi[1]
 			for (i = 2; i <= n; i++) {
-				k = int((hi[i] - hi[1] + 1000000) / 2000000) * 2000000
+				k = int((hi[i] - hi[1] + P / 2) / P) * P
 				if (lo[i] - k > L) L = lo[i] - k; if (hi[i] - k < H) H = hi[i] - k }
 			if (H < L) { print "? " L - H; exit }
-			p = ((L + H) / 2) % 2000000
+			p = ((L + H) / 2) % P
 			printf "%d %d\n", p, H - L }' $C/phase
 }
-# signed distance a - b on the 2 s circle
-phase_diff() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; while (d > 1000000) d -= 2000000;
-	while (d < -1000000) d += 2000000; printf "%d\n", d }'; }
+# signed distance a - b on the circle of one period
+phase_diff() { awk -v a="$1" -v b="$2" -v P=$PER 'BEGIN { d = a - b; while (d > P / 2) d -= P;
+	while (d < -P / 2) d += P; printf "%d\n", d }'; }
 pabs() { case "$1" in -*) echo "${1#-}" ;; *) echo "$1" ;; esac; }
 
 # aligned_load: insmod psi_mod so that its grid (set at load) falls on the
@@ -77,7 +82,7 @@ aligned_load() {
 		off=$(phase_diff "$mp" "$kp")
 		echo "try $try: psi_mod grid $(( off / 1000 )) ms after the kernel's" >> $C/align
 		[ "$(pabs "$off")" -le $PHASE_TOL_US ] && { echo "$off"; return 0; }
-		target=$(( (target - off + 4000000) % 2000000 ))
+		target=$(( (target - off + 2 * PER) % PER ))
 	done
 	echo "$off"
 	return 1
@@ -96,8 +101,8 @@ compare_rows() {
 	local label=$1 a=$2 b=$3 atol=${4:-1.0} wall rs res st dk dm ka ma ka0 ma0 line kp nf
 	wall=$(($(snap_t "$b") - $(snap_t "$a")))
 	kp=$(cat /tmp/kphase)
-	nf=$(awk -v a="$(snap_t "$a")" -v b="$(snap_t "$b")" -v p="$kp" 'BEGIN {
-		printf "%d\n", int((b - p) / 2000000) - int((a - p) / 2000000) }')
+	nf=$(awk -v a="$(snap_t "$a")" -v b="$(snap_t "$b")" -v p="$kp" -v P=$PER 'BEGIN {
+		printf "%d\n", int((b - p) / P) - int((a - p) / P) }')
 	for rs in $ROWS; do
 		res=${rs%%:*} st=${rs#*:}
 		dk=$(snap_delta "$a" "$b" $K/$res $st)
@@ -272,6 +277,8 @@ case_hotplug() {
 	for i in $(seq 20); do
 		echo 0 > /sys/devices/system/cpu/cpu1/online || bad_n=$((bad_n + 1))
 		usleep 300000
+		# an offline CPU runs nothing: psi_mod must not count it non-idle
+		[ $i = 1 ] && grep '^cpu1 ' /sys/kernel/debug/psi_mod/state > $C/offstate
 		echo 1 > /sys/devices/system/cpu/cpu1/online || bad_n=$((bad_n + 1))
 		usleep 300000
 	done
@@ -283,7 +290,7 @@ case_hotplug() {
 	u=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^underflows=/) { split($i, a, "="); s += a[2] } } END { print s + 0 }' \
 		/sys/kernel/debug/psi_mod/state)
 	expect "psi_mod underflows after hotplug: $u" [ "$u" = 0 ]
-	note "20 cycles in $(( ($(kit now) - t) / 1000000 )) s; underflows $u"
+	note "20 cycles in $(( ($(kit now) - t) / 1000000 )) s; underflows $u; offline: $(cat $C/offstate)"
 	wl_stop
 }
 
