@@ -9,7 +9,7 @@
 #   default: the ones CI runs (DEFAULT_SUITES below); each suite's own
 #   script says how long it takes and what its full variant is.
 set -uo pipefail
-DEFAULT_SUITES="lint unit vm reliability kernels bench"
+DEFAULT_SUITES="lint unit vm compare reliability kernels bench"
 kdir=$1
 shift
 suites=("$@")

@@ -13,7 +13,7 @@
 # psi_mod so that its 2 s fold grid falls on the kernel's (see case_align
 # and docs/accuracy.md: with grids 1 s apart, a 100% -> 0% step alone
 # shows as 18 points of avg10 for up to 1 s).
-CASES="align cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-busy0 io-read-free io-write io-fsync io-throttled mem-zram mem-pagecache mem-compact mixed midload hotplug dmesg"
+CASES="align cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-busy0 io-read-free nap nap-cg io-write io-fsync io-throttled mem-zram mem-pagecache mem-compact mixed midload hotplug dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -180,6 +180,17 @@ wl_ioread() { taskset -c 1 dio read /dev/vda "$1"; }
 # 1:1 in both aggregators (isolates the cpu some difference of io-read)
 wl_ioreadbusy0() { taskset -c 0 spin "$1" & taskset -c 1 dio read /dev/vda "$1" & wait; }
 wl_ioreadfree() { dio read /dev/vda "$1"; }
+# a lone task pinned to cpu 1 that only sleeps 2 ms and wakes (timer):
+# the cpu some of io-read without the io
+wl_nap() { taskset -c 1 cmpw nap 2000 "$1"; }
+# the same inside a 4-level cgroup2 hierarchy: the kernel's PSI then does
+# five group changes per event, between its clock reads and psi_mod's
+wl_napcg() {
+	[ -d /sys/fs/cgroup/a/b/c/d ] || { mkdir -p /sys/fs/cgroup &&
+		{ mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup; } &&
+		mkdir -p /sys/fs/cgroup/a/b/c/d; }
+	sh -c "echo \$\$ > /sys/fs/cgroup/a/b/c/d/cgroup.procs && exec taskset -c 1 cmpw nap 2000 $1"
+}
 wl_iowrite() { dio write /dev/vda "$1"; }
 wl_iofsync() { cmpw fsync /dev/vda "$1" & cmpw fsync /dev/vda "$1" & wait; }
 # /dev/vdb: QEMU throttles it to 200 iops; 4 readers queue behind each other
@@ -230,6 +241,8 @@ defcase hackbench wl_hackbench
 defcase io-read wl_ioread
 defcase io-read-busy0 wl_ioreadbusy0
 defcase io-read-free wl_ioreadfree
+defcase nap wl_nap
+defcase nap-cg wl_napcg
 defcase io-write wl_iowrite
 defcase io-fsync wl_iofsync
 defcase io-throttled wl_iothrottled
@@ -303,7 +316,7 @@ echo "swap: $(grep -i swaptotal /proc/meminfo)"
 # the boot's own cpu pressure decays first (it is not part of any workload)
 sleep 5
 run_case align 60 case_align
-for c in cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-busy0 io-read-free io-write io-fsync \
+for c in cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-busy0 io-read-free nap nap-cg io-write io-fsync \
 	io-throttled mem-zram mem-pagecache mem-compact mixed; do
 	runw $c
 done

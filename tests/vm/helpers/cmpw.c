@@ -6,16 +6,19 @@
 //                                reads), "F <t_prev_us> <t_now_us>" in
 //                                CLOCK_MONOTONIC microseconds. The script
 //                                takes the fold grid's phase from these.
-//   cmpw at PHASE_US CMD ARGS... sleep until CLOCK_MONOTONIC mod 2 s equals
-//                                PHASE_US, then exec CMD. Used to load psi_mod
-//                                so that its 2 s grid (set at load) falls on
-//                                the kernel's. Both run SCHED_FIFO.
+//   cmpw at PHASE_US CMD ARGS... sleep until CLOCK_MONOTONIC mod the PSI
+//                                period ($PSI_PERIOD_US) equals PHASE_US, then
+//                                exec CMD. Used to load psi_mod so that its
+//                                grid (set at load) falls on the kernel's.
+//                                Both run SCHED_FIFO.
 //   cmpw series MS SECONDS FILE...  every MS milliseconds print a back-to-back
 //                                snapshot line "S <t_us> <file> <line>" of
 //                                each FILE (investigation of fold timing)
 //   cmpw fsync DEVICE SECONDS    buffered 4 KiB writes at random offsets, each
 //                                followed by fsync(): the page cache and the
 //                                flush path, not O_DIRECT
+//   cmpw nap US SECONDS          sleep US microseconds in a loop: timer
+//                                wakeups and nothing else
 //   cmpw thp MIB SECONDS         allocation bursts: map MIB MiB, ask for
 //                                transparent huge pages, touch, unmap, again;
 //                                with the page cache full and fragmented this
@@ -206,6 +209,26 @@ static int do_fsync(const char *dev, double secs)
 	return errs ? 1 : 0;
 }
 
+// nap: sleep US microseconds in a loop for SECS: one timer wakeup per
+// loop, nothing else (isolates the wakeup-to-run latency in cpu some)
+static int do_nap(long long us, double secs)
+{
+	long long start = now_us(), end = start + (long long)(secs * 1e6);
+	long long n = 0, next = start + 1000000, t;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((t = now_us()) < end) {
+		// the rate so far, once a second: the workload is killed
+		if (t >= next) {
+			printf("nap: %lld wakeups/s\n", n * 1000000 / (t - start));
+			next += 1000000;
+		}
+		sleep_us(us);
+		n++;
+	}
+	return 0;
+}
+
 static int do_thp(size_t mib, double secs)
 {
 	size_t len = mib << 20;
@@ -243,8 +266,10 @@ int main(int argc, char **argv)
 		return do_series(atoi(argv[2]), atof(argv[3]), argc - 4, argv + 4);
 	if (argc >= 4 && !strcmp(argv[1], "fsync"))
 		return do_fsync(argv[2], atof(argv[3]));
+	if (argc >= 4 && !strcmp(argv[1], "nap"))
+		return do_nap(atoll(argv[2]), atof(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "thp"))
 		return do_thp(strtoul(argv[2], NULL, 0), atof(argv[3]));
-	fprintf(stderr, "usage: cmpw phase|at|series|fsync|thp ... (see source)\n");
+	fprintf(stderr, "usage: cmpw phase|at|series|fsync|nap|thp ... (see source)\n");
 	return 2;
 }
