@@ -28,7 +28,10 @@ struct psim_probe {
 #define PSIM_NR_PROBES	4
 extern struct psim_probe psim_probes[PSIM_NR_PROBES];
 
-/* Memory stalls from mm tracepoints, where psi_memstall_*() do not exist. */
+/*
+ * Memory stalls from mm tracepoints, where psi_memstall_*() do not exist;
+ * the slots of tracepoints a kernel's config leaves out stay empty.
+ */
 #define PSIM_NR_MEMSTALL_PROBES	6
 extern struct psim_probe psim_memstall_probes[PSIM_NR_MEMSTALL_PROBES];
 int psim_kp_memstall_enter(struct kprobe *kp, struct pt_regs *regs);

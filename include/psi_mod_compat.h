@@ -88,12 +88,17 @@ struct compact_control;
 #endif
 
 /*
- * Check a probe against the tracepoint's own prototype at compile time: the
- * register_trace_<tp>() helper that <trace/events/sched.h> declares takes a
- * pointer to exactly the probe type, and the kernel builds with
- * -Werror=incompatible-pointer-types. sizeof() keeps the call unevaluated,
- * so no reference to the (unexported) tracepoint symbol is emitted.
+ * A probe table entry that cannot exist unchecked. The register_trace_<tp>()
+ * helper that the trace/events headers declare takes a pointer to exactly the
+ * probe type of tracepoint @tp, and the kernel builds with
+ * -Werror=incompatible-pointer-types: a probe @fn whose prototype drifts
+ * from its tracepoint's breaks the build here instead of the stack at run
+ * time. sizeof() keeps the call unevaluated (no reference to the unexported
+ * tracepoint symbol is emitted) and the name is offset by zero times it.
  */
-#define PSIM_CHECK_PROBE(tp, fn)	((void)sizeof(register_trace_##tp(fn, NULL)))
+#define PSIM_PROBE(tp, fn) {						\
+	.name = #tp + 0 * sizeof(register_trace_##tp((typeof(fn) *)NULL, NULL)), \
+	.func = fn							\
+}
 
 #endif /* PSI_MOD_COMPAT_H */

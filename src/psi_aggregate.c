@@ -45,6 +45,7 @@ struct psim_pcpu {
 	raw_spinlock_t lock;
 	struct psim_cpu_state st;
 	pid_t curr;	/* the task last switched in here */
+	u32 relocations;	/* tasks found here that moved unseen */
 } ____cacheline_aligned_in_smp;
 
 static DEFINE_PER_CPU_SHARED_ALIGNED(struct psim_pcpu, psim_pcpu);
@@ -52,13 +53,32 @@ static DEFINE_PER_CPU_SHARED_ALIGNED(struct psim_pcpu, psim_pcpu);
 static DEFINE_PER_CPU(u32 [PSIM_NR_STATES], psim_times_prev);
 
 /*
- * Per-task state: one u16 word per pid (see psi_mod_logic.h). Indexed by
- * pid rather than kept in task_struct because the kernel's own psi fields
- * are in use when its PSI is on and absent when it is not built. A pid's
- * word is zeroed by its task's last switch (TASK_DEAD) and set afresh by
- * sched_wakeup_new; a pid is only reused after the pid space has wrapped.
+ * Per-task state: one u32 word per pid. The low 16 bits are the task word
+ * of psi_mod_logic.h (counted flags, memstall depth), the high 16 bits the
+ * CPU its flags are counted on. Indexed by pid rather than kept in
+ * task_struct because the kernel's own psi fields are in use when its PSI
+ * is on and absent when it is not built. A pid's word is zeroed by its
+ * task's last switch (TASK_DEAD) and set afresh by sched_wakeup_new; a pid
+ * is only reused after the pid space has wrapped.
  */
-static u16 *psim_tasks;
+static u32 *psim_tasks;
+#define PSIM_WCPU_SHIFT	16
+
+static inline u16 psim_lo(u32 w)
+{
+	return (u16)w;
+}
+
+static inline unsigned int psim_wcpu(u32 w)
+{
+	return w >> PSIM_WCPU_SHIFT;
+}
+
+/* Store a task's new word: its flags are now counted on @cpu. */
+static inline void psim_store(u32 *w, u16 lo, unsigned int cpu)
+{
+	WRITE_ONCE(*w, lo | (u32)cpu << PSIM_WCPU_SHIFT);
+}
 
 static struct psim_group psim_group;
 static DEFINE_MUTEX(psim_avgs_lock);
@@ -69,7 +89,7 @@ static struct task_struct *psim_avgs_worker;
 /* How often the periodic work ran: shows that it stops when idle. */
 static unsigned long psim_avgs_runs;
 
-static inline u16 *psim_word(struct task_struct *p)
+static inline u32 *psim_word(struct task_struct *p)
 {
 	unsigned int pid = p->pid;
 
@@ -117,18 +137,108 @@ static inline u64 psim_wakeup_time(struct psim_cpu_state *st,
 	return now;
 }
 
+/*
+ * A task's flags must be counted on the CPU whose event changes them. Where
+ * they are counted elsewhere, a move happened that no tracepoint showed:
+ * tracepoints are silent on a CPU that is not online, and on 5.10 a dying
+ * CPU pushes its queued tasks away in that state (later kernels push them
+ * while still online). Move the counts here first. Rare: out of line.
+ *
+ * psim_relocate() is for probes whose task's word no other probe can
+ * change meanwhile (wakeup, migration, memstall: the task's own events,
+ * serialised by the scheduler) and takes no lock held. The switch probe's
+ * prev may be an old leader whose word exchange_tids() moves from another
+ * CPU under this CPU's lock: it relocates under that lock, below.
+ */
+static noinline void psim_relocate_slow(u32 *w, unsigned int cpu)
+{
+	u32 v = READ_ONCE(*w);
+	unsigned int flags = v & PSIM_TSK_MASK, old = psim_wcpu(v);
+	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, old);
+	unsigned long irqflags;
+
+	raw_spin_lock_irqsave(&pc->lock, irqflags);
+	psim_cpu_counts(&pc->st, flags, 0);
+	psim_update(&pc->st, old);
+	raw_spin_unlock(&pc->lock);
+	pc = per_cpu_ptr(&psim_pcpu, cpu);
+	raw_spin_lock(&pc->lock);
+	psim_cpu_counts(&pc->st, 0, flags);
+	psim_update(&pc->st, cpu);
+	pc->relocations++;
+	raw_spin_unlock_irqrestore(&pc->lock, irqflags);
+	psim_store(w, psim_lo(v), cpu);
+}
+
+static inline void psim_relocate(u32 *w, unsigned int cpu)
+{
+	u32 v = READ_ONCE(*w);
+
+	if (unlikely(psim_wcpu(v) != cpu && (v & PSIM_TSK_MASK)))
+		psim_relocate_slow(w, cpu);
+}
+
+/* With @pc (this CPU's) locked and interrupts off; returns with it locked. */
+static noinline void psim_relocate_locked_slow(struct psim_pcpu *pc, u32 *w,
+					       unsigned int cpu)
+{
+	struct psim_pcpu *opc;
+	unsigned int old;
+	u32 v;
+
+retry:
+	v = READ_ONCE(*w);
+	old = psim_wcpu(v);
+	if (old == cpu || !(v & PSIM_TSK_MASK))
+		return;
+	opc = per_cpu_ptr(&psim_pcpu, old);
+	if (old < cpu) {
+		/* Two CPU locks: always the lower CPU's first. */
+		raw_spin_unlock(&pc->lock);
+		raw_spin_lock(&opc->lock);
+		raw_spin_lock_nested(&pc->lock, SINGLE_DEPTH_NESTING);
+		/* exchange_tids() may have moved the word meanwhile */
+		if (READ_ONCE(*w) != v) {
+			raw_spin_unlock(&opc->lock);
+			raw_spin_unlock(&pc->lock);
+			raw_spin_lock(&pc->lock);
+			goto retry;
+		}
+	} else {
+		raw_spin_lock_nested(&opc->lock, SINGLE_DEPTH_NESTING);
+	}
+	psim_cpu_counts(&opc->st, v & PSIM_TSK_MASK, 0);
+	psim_update(&opc->st, old);
+	raw_spin_unlock(&opc->lock);
+	psim_cpu_counts(&pc->st, 0, v & PSIM_TSK_MASK);
+	psim_update(&pc->st, cpu);
+	pc->relocations++;
+	psim_store(w, psim_lo(v), cpu);
+}
+
+static inline void psim_relocate_locked(struct psim_pcpu *pc, u32 *w,
+					unsigned int cpu)
+{
+	u32 v = READ_ONCE(*w);
+
+	if (unlikely(psim_wcpu(v) != cpu && (v & PSIM_TSK_MASK)))
+		psim_relocate_locked_slow(pc, w, cpu);
+}
+
 static void psim_probe_switch(PSIM_SWITCH_PROTO)
 {
 	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
-	unsigned int clear, set, changed = 0;
+	unsigned int clear, set, changed = 0, cpu = smp_processor_id();
+	u32 *wp = prev->pid ? psim_word(prev) : NULL;
+	u32 *wn = next->pid ? psim_word(next) : NULL;
 	bool wake_clock = true;
 	u8 oncpu = next->pid != 0;
-	u16 *w, nw = 0;
+	u16 nw = 0;
 
 	raw_spin_lock(&pc->lock);
 
-	w = psim_word(prev);
-	if (prev->pid && w) {
+	if (wp) {
+		psim_relocate_locked(pc, wp, cpu);
 		unsigned int state = psim_task_state(prev);
 		/*
 		 * prev blocked if it was not preempted and its state is not
@@ -137,10 +247,10 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 		 */
 		bool sleep = !preempt && state != TASK_RUNNING;
 
-		WRITE_ONCE(*w, psim_task_switch_out(*w, sleep,
+		psim_store(wp, psim_task_switch_out(psim_lo(*wp), sleep,
 						    sleep && prev->in_iowait,
 						    sleep && state == TASK_DEAD,
-						    &clear, &set));
+						    &clear, &set), cpu);
 		psim_cpu_counts(&pc->st, clear, set);
 		changed |= clear | set;
 		/*
@@ -152,10 +262,10 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	}
 
 	pc->curr = next->pid;
-	w = psim_word(next);
-	if (oncpu && w) {
-		nw = psim_task_wakeup(*w, &clear, &set);
-		WRITE_ONCE(*w, nw);
+	if (wn) {
+		psim_relocate_locked(pc, wn, cpu);
+		nw = psim_task_wakeup(psim_lo(*wn), &clear, &set);
+		psim_store(wn, nw, cpu);
 		psim_cpu_counts(&pc->st, clear, set);
 		changed |= clear | set;
 	}
@@ -169,7 +279,7 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	    pc->st.curr_memstall != !!(nw & PSIM_TSK_MEMSTALL)) {
 		pc->st.oncpu = oncpu;
 		pc->st.curr_memstall = !!(nw & PSIM_TSK_MEMSTALL);
-		psim_update(&pc->st, smp_processor_id());
+		psim_update(&pc->st, cpu);
 	} else {
 		wake_clock = false;
 	}
@@ -184,8 +294,8 @@ static void psim_probe_wakeup(void *data, struct task_struct *p)
 	unsigned int clear, set;
 	struct psim_pcpu *pc;
 	unsigned long flags;
-	int cpu;
-	u16 *w;
+	unsigned int cpu;
+	u32 *w;
 
 	w = psim_word(p);
 	/*
@@ -197,9 +307,10 @@ static void psim_probe_wakeup(void *data, struct task_struct *p)
 		return;
 
 	cpu = task_cpu(p);
+	psim_relocate(w, cpu);
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
 	raw_spin_lock_irqsave(&pc->lock, flags);
-	WRITE_ONCE(*w, psim_task_wakeup(*w, &clear, &set));
+	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), cpu);
 	psim_cpu_counts(&pc->st, clear, set);
 	psim_update_at(&pc->st, psim_wakeup_time(&pc->st, p, cpu));
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
@@ -211,8 +322,8 @@ static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 {
 	struct psim_pcpu *pc;
 	unsigned long flags;
-	int cpu;
-	u16 *w;
+	unsigned int cpu;
+	u32 *w;
 
 	w = psim_word(p);
 	if (!p->pid || !w)
@@ -222,7 +333,7 @@ static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	/* A new task: whatever the word held belonged to a dead pid owner. */
-	WRITE_ONCE(*w, PSIM_TSK_RUNNING);
+	psim_store(w, PSIM_TSK_RUNNING, cpu);
 	psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
 	psim_update_at(&pc->st, psim_wakeup_time(&pc->st, p, cpu));
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
@@ -237,16 +348,17 @@ static void psim_probe_wakeup_new(void *data, struct task_struct *p)
  */
 static void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
 {
-	int src_cpu = task_cpu(p);
-	unsigned int clear, set;
+	unsigned int src_cpu = task_cpu(p), clear, set;
 	struct psim_pcpu *pc;
 	unsigned long flags;
-	u16 *w;
+	u32 *w;
 
 	w = psim_word(p);
-	if (!p->pid || !w || src_cpu == dest_cpu || !READ_ONCE(*w))
+	if (!p->pid || !w || src_cpu == dest_cpu ||
+	    !(READ_ONCE(*w) & PSIM_TSK_MASK))
 		return;
 
+	psim_relocate(w, src_cpu);
 	pc = per_cpu_ptr(&psim_pcpu, src_cpu);
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	if (psim_task_sched_delayed(p)) {
@@ -257,7 +369,8 @@ static void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
 		clear = *w & PSIM_TSK_MASK;
 		set = clear;
 	} else {
-		WRITE_ONCE(*w, psim_task_migrate(*w, &clear, &set));
+		psim_store(w, psim_task_migrate(psim_lo(*w), &clear, &set),
+			   src_cpu);
 	}
 	psim_cpu_counts(&pc->st, clear, 0);
 	psim_update(&pc->st, src_cpu);
@@ -268,6 +381,7 @@ static void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
 		raw_spin_lock(&pc->lock);
 		psim_cpu_counts(&pc->st, 0, set);
 		psim_update(&pc->st, dest_cpu);
+		psim_store(w, psim_lo(*w), dest_cpu);
 		raw_spin_unlock(&pc->lock);
 	}
 	local_irq_restore(flags);
@@ -284,33 +398,20 @@ static void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
  * switched in. (The memstall kprobes come after all of these.)
  */
 struct psim_probe psim_probes[PSIM_NR_PROBES] = {
-	{ .name = "sched_migrate_task",	.func = psim_probe_migrate },
-	{ .name = "sched_switch",	.func = psim_probe_switch },
-	{ .name = "sched_wakeup_new",	.func = psim_probe_wakeup_new },
-	{ .name = "sched_wakeup",	.func = psim_probe_wakeup },
+	PSIM_PROBE(sched_migrate_task, psim_probe_migrate),
+	PSIM_PROBE(sched_switch, psim_probe_switch),
+	PSIM_PROBE(sched_wakeup_new, psim_probe_wakeup_new),
+	PSIM_PROBE(sched_wakeup, psim_probe_wakeup),
 };
-
-/*
- * Never called: a probe whose prototype drifts from its tracepoint's
- * breaks the build here instead of the stack at run time.
- */
-static void __maybe_unused psim_check_probes(void)
-{
-	PSIM_CHECK_PROBE(sched_migrate_task, psim_probe_migrate);
-	PSIM_CHECK_PROBE(sched_wakeup_new, psim_probe_wakeup_new);
-	PSIM_CHECK_PROBE(sched_wakeup, psim_probe_wakeup);
-	PSIM_CHECK_PROBE(sched_switch, psim_probe_switch);
-}
 
 /* The memstall probes run in the stalled task's own context. */
 static void psim_memstall(bool enter)
 {
 	struct task_struct *p = current;
-	unsigned int clear, set;
+	unsigned int clear, set, cpu;
 	struct psim_pcpu *pc;
 	unsigned long flags;
-	int cpu;
-	u16 *w;
+	u32 *w;
 
 	w = psim_word(p);
 	if (!p->pid || !w)
@@ -318,12 +419,15 @@ static void psim_memstall(bool enter)
 
 	local_irq_save(flags);
 	cpu = smp_processor_id();
+	psim_relocate(w, cpu);
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
 	raw_spin_lock(&pc->lock);
 	if (enter)
-		WRITE_ONCE(*w, psim_task_memstall_enter(*w, &clear, &set));
+		psim_store(w, psim_task_memstall_enter(psim_lo(*w), &clear,
+						       &set), cpu);
 	else
-		WRITE_ONCE(*w, psim_task_memstall_leave(*w, &clear, &set));
+		psim_store(w, psim_task_memstall_leave(psim_lo(*w), &clear,
+						       &set), cpu);
 	if (clear | set) {
 		psim_cpu_counts(&pc->st, clear, set);
 		pc->st.oncpu = 1;
@@ -363,29 +467,17 @@ static void psim_tp_compaction_end(PSIM_COMPACTION_END_PROTO)
 }
 
 struct psim_probe psim_memstall_probes[PSIM_NR_MEMSTALL_PROBES] = {
-	{ .name = "mm_vmscan_direct_reclaim_begin",
-	  .func = psim_tp_reclaim_begin },
-	{ .name = "mm_vmscan_direct_reclaim_end", .func = psim_tp_reclaim_end },
-	{ .name = "mm_vmscan_memcg_reclaim_begin",
-	  .func = psim_tp_reclaim_begin },
-	{ .name = "mm_vmscan_memcg_reclaim_end", .func = psim_tp_reclaim_end },
-	{ .name = "mm_compaction_begin", .func = psim_tp_compaction_begin },
-	{ .name = "mm_compaction_end", .func = psim_tp_compaction_end },
-};
-
-static void __maybe_unused psim_check_memstall_probes(void)
-{
-	PSIM_CHECK_PROBE(mm_vmscan_direct_reclaim_begin, psim_tp_reclaim_begin);
-	PSIM_CHECK_PROBE(mm_vmscan_direct_reclaim_end, psim_tp_reclaim_end);
+	PSIM_PROBE(mm_vmscan_direct_reclaim_begin, psim_tp_reclaim_begin),
+	PSIM_PROBE(mm_vmscan_direct_reclaim_end, psim_tp_reclaim_end),
 #ifdef CONFIG_MEMCG
-	PSIM_CHECK_PROBE(mm_vmscan_memcg_reclaim_begin, psim_tp_reclaim_begin);
-	PSIM_CHECK_PROBE(mm_vmscan_memcg_reclaim_end, psim_tp_reclaim_end);
+	PSIM_PROBE(mm_vmscan_memcg_reclaim_begin, psim_tp_reclaim_begin),
+	PSIM_PROBE(mm_vmscan_memcg_reclaim_end, psim_tp_reclaim_end),
 #endif
 #ifdef CONFIG_COMPACTION
-	PSIM_CHECK_PROBE(mm_compaction_begin, psim_tp_compaction_begin);
-	PSIM_CHECK_PROBE(mm_compaction_end, psim_tp_compaction_end);
+	PSIM_PROBE(mm_compaction_begin, psim_tp_compaction_begin),
+	PSIM_PROBE(mm_compaction_end, psim_tp_compaction_end),
 #endif
-}
+};
 
 int psim_kp_memstall_enter(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -429,7 +521,7 @@ int psim_krp_exchange_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 int psim_krp_exchange_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct psim_xtids *x = (struct psim_xtids *)ri->data;
-	u16 *wl = psim_word(x->left), *wr = psim_word(x->right), tmp;
+	u32 *wl = psim_word(x->left), *wr = psim_word(x->right), tmp;
 	struct psim_pcpu *pc;
 	unsigned long flags;
 
@@ -596,11 +688,12 @@ int psim_show_state(struct seq_file *m)
 		raw_spin_lock_irqsave(&pc->lock, flags);
 		st = pc->st;
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
-		seq_printf(m, "cpu%d iowait=%u memstall=%u running=%u memstall_running=%u oncpu=%u curr_memstall=%u states=0x%02x underflows=%u\n",
+		seq_printf(m, "cpu%d iowait=%u memstall=%u running=%u memstall_running=%u oncpu=%u curr_memstall=%u states=0x%02x underflows=%u relocations=%u\n",
 			   cpu, st.tasks[PSIM_NR_IOWAIT],
 			   st.tasks[PSIM_NR_MEMSTALL], st.tasks[PSIM_NR_RUNNING],
 			   st.tasks[PSIM_NR_MEMSTALL_RUNNING], st.oncpu,
-			   st.curr_memstall, st.state_mask, st.underflows);
+			   st.curr_memstall, st.state_mask, st.underflows,
+			   READ_ONCE(pc->relocations));
 	}
 	mutex_lock(&psim_avgs_lock);
 	seq_printf(m, "avgs_work_runs %lu\n", psim_avgs_runs);
@@ -629,14 +722,14 @@ static int psim_cpu_dead(unsigned int cpu)
 	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
 	unsigned int clear, set;
 	unsigned long flags;
-	u16 *w;
+	u32 *w;
 
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	w = pc->curr > 0 && pc->curr < PID_MAX_LIMIT ? &psim_tasks[pc->curr] :
 						     NULL;
-	if (w) {
-		WRITE_ONCE(*w, psim_task_switch_out(*w, true, false, false,
-						    &clear, &set));
+	if (w && psim_wcpu(*w) == cpu) {
+		psim_store(w, psim_task_switch_out(psim_lo(*w), true, false,
+						   false, &clear, &set), cpu);
 		psim_cpu_counts(&pc->st, clear, set);
 	}
 	pc->curr = 0;
@@ -669,6 +762,7 @@ int psim_state_start(void)
 		 */
 		memset(&pc->st, 0, sizeof(pc->st));
 		pc->curr = 0;
+		pc->relocations = 0;
 		pc->st.state_start = cpu_clock(cpu);
 		memset(per_cpu(psim_times_prev, cpu), 0,
 		       sizeof(per_cpu(psim_times_prev, cpu)));

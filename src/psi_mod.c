@@ -349,8 +349,10 @@ static void psim_find_tracepoint(struct tracepoint *tp, void *priv)
 	for (i = 0; i < ARRAY_SIZE(psim_probes); i++)
 		if (!strcmp(tp->name, psim_probes[i].name))
 			psim_probes[i].tp = tp;
+	/* Unused slots (no memcg, no compaction in this kernel) are empty. */
 	for (i = 0; i < ARRAY_SIZE(psim_memstall_probes); i++)
-		if (!strcmp(tp->name, psim_memstall_probes[i].name))
+		if (psim_memstall_probes[i].name &&
+		    !strcmp(tp->name, psim_memstall_probes[i].name))
 			psim_memstall_probes[i].tp = tp;
 }
 
