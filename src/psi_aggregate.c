@@ -238,7 +238,6 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	raw_spin_lock(&pc->lock);
 
 	if (wp) {
-		psim_relocate_locked(pc, wp, cpu);
 		unsigned int state = psim_task_state(prev);
 		/*
 		 * prev blocked if it was not preempted and its state is not
@@ -247,6 +246,7 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 		 */
 		bool sleep = !preempt && state != TASK_RUNNING;
 
+		psim_relocate_locked(pc, wp, cpu);
 		psim_store(wp, psim_task_switch_out(psim_lo(*wp), sleep,
 						    sleep && prev->in_iowait,
 						    sleep && state == TASK_DEAD,
