@@ -466,16 +466,20 @@ static void psim_tp_compaction_end(PSIM_COMPACTION_END_PROTO)
 	psim_memstall(false);
 }
 
+/*
+ * In attach order: each end before its begin, so that no stall is counted
+ * whose end could still go unseen (see psim_kps in psi_mod.c).
+ */
 struct psim_probe psim_memstall_probes[PSIM_NR_MEMSTALL_PROBES] = {
-	PSIM_PROBE(mm_vmscan_direct_reclaim_begin, psim_tp_reclaim_begin),
 	PSIM_PROBE(mm_vmscan_direct_reclaim_end, psim_tp_reclaim_end),
+	PSIM_PROBE(mm_vmscan_direct_reclaim_begin, psim_tp_reclaim_begin),
 #ifdef CONFIG_MEMCG
-	PSIM_PROBE(mm_vmscan_memcg_reclaim_begin, psim_tp_reclaim_begin),
 	PSIM_PROBE(mm_vmscan_memcg_reclaim_end, psim_tp_reclaim_end),
+	PSIM_PROBE(mm_vmscan_memcg_reclaim_begin, psim_tp_reclaim_begin),
 #endif
 #ifdef CONFIG_COMPACTION
-	PSIM_PROBE(mm_compaction_begin, psim_tp_compaction_begin),
 	PSIM_PROBE(mm_compaction_end, psim_tp_compaction_end),
+	PSIM_PROBE(mm_compaction_begin, psim_tp_compaction_begin),
 #endif
 };
 

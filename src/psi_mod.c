@@ -33,9 +33,13 @@ static bool psim_active;
  * Memory stalls are bracketed by psi_memstall_enter/leave(), which return
  * at once when the kernel's PSI is off; a kprobe on their entry still
  * fires. They do not exist when CONFIG_PSI=n.
+ * register_kprobes() arms them in array order: leave first. A stall whose
+ * enter was seen while its leave was not yet armed would stay counted for
+ * good (memory some +21..+33% after loading under a zram hog); a leave
+ * without a seen enter is ignored.
  */
 static struct kprobe psim_kp_enter, psim_kp_leave;
-static struct kprobe *psim_kps[] = { &psim_kp_enter, &psim_kp_leave };
+static struct kprobe *psim_kps[] = { &psim_kp_leave, &psim_kp_enter };
 static bool psim_kps_attached;
 
 /* exec by a non-leader thread swaps two tasks' pids (see psi_aggregate.c) */
@@ -49,13 +53,18 @@ static void psim_detach_tracepoints(int n)
 					    NULL);
 }
 
-/* Attach what of @probes was found; each one is optional. */
+/*
+ * Attach what of @probes was found; each one is optional. They come in
+ * (end, begin) pairs: a begin is only attached after its end, or a stall
+ * could begin counted and end unseen.
+ */
 static int psim_attach_optional(struct psim_probe *probes, int n)
 {
 	int i, attached = 0;
 
 	for (i = 0; i < n; i++) {
 		probes[i].attached = probes[i].tp &&
+			(i % 2 == 0 || probes[i - 1].attached) &&
 			!tracepoint_probe_register(probes[i].tp,
 						   probes[i].func, NULL);
 		attached += probes[i].attached;

@@ -5,7 +5,7 @@
 # (guest side: tests/vm/guest/suite-reliability.sh, helper
 # tests/vm/helpers/fuzz.c).
 #
-# usage: tests/vm/reliability.sh [--short|--full|--debug] [--cases a,b]
+# usage: tests/vm/reliability.sh [--short|--full|--debug|--debug-short] [--cases a,b]
 #   --short  (default; make check) stock Debian 6.1 kernel, reduced counts
 #            (50 load/unload, 200 toggles, 20 hotplug, 1x64 holders,
 #            10 loads in the fork storm, 5000 fuzz writes): ~4 min
@@ -17,6 +17,8 @@
 #            every run; after the last unload a kmemleak scan must report
 #            nothing. Counts as --full except 200 load/unload and 50 loads in
 #            the fork storm (TCG + KASAN is ~10x slower).
+#   --debug-short  the debug kernel with the --short counts: every case
+#            and the kmemleak scan, ~20 min
 # env: PSI_VM_BUILD (default <repo>/build/reliability), PSI_SHARED_KERNELS
 #      (default /work/shared/kernels, also ../shared/kernels from the repo),
 #      RELI_DEBUG_KVER (default: the newest *-psimod-debug image there),
@@ -32,8 +34,9 @@ case "${1:---short}" in
 --short) mode=short ;;
 --full) mode=full ;;
 --debug) mode=debug ;;
+--debug-short) mode=debug; export PSI_VM_APPEND="${PSI_VM_APPEND:-} psitest.counts=short" ;;
 -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-*) echo "usage: $0 [--short|--full|--debug] [run.sh options, e.g. --cases a,b]" >&2; exit 2 ;;
+*) echo "usage: $0 [--short|--full|--debug|--debug-short] [run.sh options, e.g. --cases a,b]" >&2; exit 2 ;;
 esac
 [ $# = 0 ] || shift
 fail_setup() { echo "FAIL reliability/setup: $*"; echo "0 passed, 1 failed"; exit 2; }

@@ -15,7 +15,8 @@
 #      boot), PSI_VM_BUILD (artefact dir, default <repo>/build/vm),
 #      PSI_VM_KERNEL / PSI_VM_MODDIR (an unpacked kernel elsewhere),
 #      PSI_MOD_KO (test this prebuilt psi_mod.ko instead of building one),
-#      PSI_VM_PSI=0|1 (override the psi= a suite boots with)
+#      PSI_VM_PSI=0|1 (override the psi= a suite boots with),
+#      PSI_VM_APPEND (more kernel command line, e.g. psitest.counts=short)
 # Output: "PASS <suite>/<case> -- <detail>" or "FAIL <suite>/<case>: <detail>"
 # per case, and as the last line "N passed, N failed". Exit 1 if anything
 # failed, 2 on a setup error.
@@ -103,7 +104,7 @@ for s in "${suite_list[@]}"; do
 	limit=${PSI_VM_TIMEOUT:-$limit} psi=${PSI_VM_PSI:-$psi}
 	logf=$PSI_VM_BUILD/logs/$s.log resf=$PSI_VM_BUILD/logs/$s.results
 	rm -f "$logf" "$resf"
-	qemu_cmd "$kver" "$initrd" "$disk" "$psi" "psitest.suite=$s${only:+ psitest.cases=$only}" "$resf"
+	qemu_cmd "$kver" "$initrd" "$disk" "$psi" "psitest.suite=$s${only:+ psitest.cases=$only}${PSI_VM_APPEND:+ $PSI_VM_APPEND}" "$resf"
 	log "suite $s: booting psi=$psi (timeout ${limit}s), log $logf"
 	start=$SECONDS rc=0
 	timeout --kill-after=10 "$limit" "${QEMU_ARGV[@]}" < /dev/null > "$logf" 2>&1 || rc=$?

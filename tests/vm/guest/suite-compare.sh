@@ -30,13 +30,14 @@ HZ=${HZ:-250}
 PER=$(( (2 * HZ + 1) * 1000000 / HZ ))
 export PSI_PERIOD_US=$PER
 PHASE_TOL_US=40000
-# Cases whose cpu some is only the wait of a lone task between its wakeup
-# and its switch-in, so the clock-read order bias shows: the kernel's PSI
+# Cases whose cpu some is made of the waits of tasks that sleep and wake
+# all the time (alone, or a few io tasks: fsync writers, throttled readers)
+# between wakeup and switch-in, so the clock-read order bias shows: the kernel's PSI
 # reads its clock at the enqueue, after the sched_info stamp psi_mod uses,
 # and at the switch before its own update work, after which the tracepoint
 # fires. Measured 4.9 us per wakeup (nap) and 7.8 (nap-cg) under TCG; the
 # allowance is 10 us per wakeup (about 0.2 us on hardware).
-LONE_CASES="cpu-1 cpu-2 io-read io-read-busy0 io-read-free nap nap-cg io-write"
+WAKER_CASES="cpu-1 cpu-2 io-read io-read-busy0 io-read-free nap nap-cg io-write io-fsync io-throttled"
 CLOCK_ORDER_US=10	# grids counted as aligned within 40 ms (2% of a period)
 
 row() {	# the table line, to ttyS1 for the host and to the console
@@ -105,7 +106,7 @@ aligned_load() {
 # decays by exactly EXP_10s/2048 = 1677/2048 per fold and adds nothing new.
 # The check is on what is new: |(m_B - k_B) - (m_A - k_A) * (1677/2048)^N|
 # with N the grid points between A and B; the inherited part is printed.
-# WAKEUPS (lone-waker cases only, see LONE_CASES): the cpu some total may
+# WAKEUPS (waker cases only, see WAKER_CASES): the cpu some total may
 # exceed the tolerance by at most CLOCK_ORDER_US per wakeup, and is then
 # reported as explained ("clk"): docs/accuracy.md, "clock-read order".
 compare_rows() {
@@ -168,8 +169,8 @@ workload() {
 	snap $C/b $ALL
 	cb=$(ctxt)
 	wl_stop
-	# a lone waker: each wakeup is two context switches (idle <-> task)
-	case " $LONE_CASES " in *" $CASE "*) wk=$(( (cb - ca) / 2 )) ;; esac
+	# a waker case: a wakeup is at most two context switches (in and out)
+	case " $WAKER_CASES " in *" $CASE "*) wk=$(( (cb - ca) / 2 )) ;; esac
 	compare_rows "$CASE" $C/a $C/b 1.0 $wk
 	[ -s $C/wl.out ] && note "$(tail -3 $C/wl.out | tr '\n' ' ')"
 }

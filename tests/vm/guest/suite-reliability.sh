@@ -22,6 +22,11 @@ short) N_LOAD=50 N_TOGGLE=200 N_HOTPLUG=20 N_OFFLOAD=3 N_HOLD=1 N_FORKLOAD=10 N_
 debug) N_LOAD=200 N_TOGGLE=1000 N_HOTPLUG=100 N_OFFLOAD=10 N_HOLD=3 N_FORKLOAD=50 N_FUZZ=100000 LIM=8 ;;
 *) N_LOAD=500 N_TOGGLE=1000 N_HOTPLUG=100 N_OFFLOAD=10 N_HOLD=3 N_FORKLOAD=100 N_FUZZ=100000 LIM=4 ;;
 esac
+# psitest.counts=short (reliability.sh --debug-short): the short counts on
+# the debug kernel, a complete pass with the kmemleak scan in ~20 minutes
+if grep -qw 'psitest.counts=short' /proc/cmdline; then
+	N_LOAD=50 N_TOGGLE=200 N_HOTPLUG=20 N_OFFLOAD=3 N_HOLD=1 N_FORKLOAD=10 N_FUZZ=5000
+fi
 # what a kernel report looks like in dmesg
 REPORT_RE='WARNING|BUG|Oops|lockdep|KASAN|underflow|inconsistent|kmemleak|circular locking|sleeping function|Call Trace'
 CPU1=/sys/devices/system/cpu/cpu1/online
