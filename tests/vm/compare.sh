@@ -18,7 +18,7 @@
 #   --short  the make check subset (cpu-4, hackbench, io-read,
 #            io-throttled, mem-zram, mixed, hotplug; 10 s each; about 5
 #            minutes); the full run is about 17 minutes. In the cases where
-#            a lone task sleeps and wakes (LONE_CASES in the guest suite),
+#            tasks sleep and wake all the time (WAKER_CASES in the guest suite),
 #            cpu some may exceed the target by up to 10 us per wakeup, the
 #            clock-read order bias of docs/accuracy.md: "(clock order)".
 #   --cases  only these cases (align is always run: it loads the module)
