@@ -76,12 +76,16 @@ pabs() { case "$1" in -*) echo "${1#-}" ;; *) echo "$1" ;; esac; }
 
 # aligned_load: insmod psi_mod so that its grid (set at load) falls on the
 # kernel's, whose phase is in /tmp/kphase. The load itself takes some tens of
-# ms under TCG: measure the result and correct, up to 5 tries.
+# ms under TCG, varying by as much: measure the result and correct, up to 8
+# tries, until within ALIGN_GOAL_US; the last try is kept if it is within
+# PHASE_TOL_US. (39 ms apart, hackbench's avg10 once read 1.2 points apart
+# with totals within 0.4%: windows that far apart see different bursts.)
+ALIGN_GOAL_US=15000
 aligned_load() {
 	local kp target off try r mp
 	kp=$(cat /tmp/kphase)
 	target=$kp
-	for try in 1 2 3 4 5; do
+	for try in 1 2 3 4 5 6 7 8; do
 		mod_loaded && mod_unload > /dev/null
 		r=$(cmpw at "$target" kit load $KO proc_dir=psi_mod)
 		[ "$r" = ok ] || { echo "load failed: $r"; return 1; }
@@ -90,11 +94,11 @@ aligned_load() {
 		isint "$mp" || { echo "no psi_mod fold seen"; return 1; }
 		off=$(phase_diff "$mp" "$kp")
 		echo "try $try: psi_mod grid $(( off / 1000 )) ms after the kernel's" >> $C/align
-		[ "$(pabs "$off")" -le $PHASE_TOL_US ] && { echo "$off"; return 0; }
+		[ "$(pabs "$off")" -le $ALIGN_GOAL_US ] && { echo "$off"; return 0; }
 		target=$(( (target - off + 2 * PER) % PER ))
 	done
 	echo "$off"
-	return 1
+	[ "$(pabs "$off")" -le $PHASE_TOL_US ]
 }
 
 # --- one comparison
