@@ -105,7 +105,9 @@ post_check() {
 	expect "running count above the runnable tasks by $2 in every sample: $(joinl $C/quiet)" ile "${2:-1}" 0
 	expect "iowait count $3 with nothing in IO: $(joinl $C/quiet)" [ "${3:-1}" = 0 ]
 	expect "memstall count $4 with nothing reclaiming: $(joinl $C/quiet)" [ "${4:-1}" = 0 ]
-	note "state: underflows=$5, best sample running-R=$2 iowait=$3 memstall=$4"
+	note "state: underflows=$5, best sample running-R=$2 iowait=$3 memstall=$4, relocations $(awk '
+		{ for (i = 1; i <= NF; i++) if ($i ~ /^relocations=/) { split($i, a, "="); r += a[2] } }
+		END { print r + 0 }' $DEBUGFS_STATE 2>/dev/null)"
 }
 
 # --- 1. load/unload cycles with readers looping on the files
