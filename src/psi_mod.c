@@ -39,6 +39,7 @@ static bool psim_active;
  * without a seen enter is ignored.
  */
 static struct kprobe psim_kp_enter, psim_kp_leave;
+static bool psim_memstall_tp_only;	/* memstall_tracepoints= */
 static struct kprobe *psim_kps[] = { &psim_kp_leave, &psim_kp_enter };
 static bool psim_kps_attached;
 
@@ -116,14 +117,19 @@ static void psim_attach_memstall(void)
 	memset(&psim_kp_leave, 0, sizeof(psim_kp_leave));
 	psim_kp_leave.symbol_name = "psi_memstall_leave";
 	psim_kp_leave.pre_handler = psim_kp_memstall_leave;
-	ret = register_kprobes(psim_kps, ARRAY_SIZE(psim_kps));
+	ret = psim_memstall_tp_only ? -ENOENT :
+		register_kprobes(psim_kps, ARRAY_SIZE(psim_kps));
 	psim_kps_attached = !ret;
 	if (ret) {
 		int n = psim_attach_optional(psim_memstall_probes,
 					     ARRAY_SIZE(psim_memstall_probes));
 
-		pr_notice_once("psi_mod: no psi_memstall_enter/leave to probe (%d): memory stalls from %d reclaim and compaction tracepoints; kswapd and refaults are not seen\n",
-			       ret, n);
+		if (psim_memstall_tp_only)
+			pr_notice_once("psi_mod: memstall_tracepoints=1: memory stalls from %d reclaim and compaction tracepoints only\n",
+				       n);
+		else
+			pr_notice_once("psi_mod: no psi_memstall_enter/leave to probe (%d): memory stalls from %d reclaim and compaction tracepoints; kswapd and refaults are not seen\n",
+				       ret, n);
 	}
 }
 
@@ -304,6 +310,37 @@ static const struct kernel_param_ops psim_enable_ops = {
 };
 module_param_cb(enable, &psim_enable_ops, NULL, 0644);
 MODULE_PARM_DESC(enable, "Provide pressure files and account (1, default) or stay inert (0); writable at runtime");
+
+/*
+ * memstall_tracepoints=1: take memory stalls from the reclaim and
+ * compaction tracepoints even where psi_memstall_enter/leave() exist, as
+ * on a CONFIG_PSI=n kernel. For measuring, beside the kernel's own PSI,
+ * what such kernels lose (docs/accuracy.md); not for production.
+ */
+static int psim_tp_only_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+
+	if (psim_parse_bool(val, &on)) {
+		pr_err("psi_mod: memstall_tracepoints=\"%*pE\": not a boolean, use 1 or 0\n",
+		       (int)min_t(size_t, strlen(val), 32), val);
+		return -EINVAL;
+	}
+	psim_memstall_tp_only = on;
+	return 0;
+}
+
+static int psim_tp_only_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%c\n", psim_memstall_tp_only ? 'Y' : 'N');
+}
+
+static const struct kernel_param_ops psim_tp_only_ops = {
+	.set = psim_tp_only_set,
+	.get = psim_tp_only_get,
+};
+module_param_cb(memstall_tracepoints, &psim_tp_only_ops, NULL, 0444);
+MODULE_PARM_DESC(memstall_tracepoints, "Take memory stalls from the reclaim/compaction tracepoints only, as on CONFIG_PSI=n (a measuring aid)");
 
 /*
  * proc_dir names one directory under /proc: letters, digits, '.', '-' and

@@ -2,7 +2,7 @@
 # Accuracy comparison: psi_mod against the kernel's own PSI on the same
 # machine at the same moment (project issue 3).
 #
-# usage: tests/vm/compare.sh [--short] [--cases a,b] [--dur SECONDS] [--kver KVER]
+# usage: tests/vm/compare.sh [--short] [--cases a,b] [--dur SECONDS] [--modargs a=1,b=2] [--kver KVER]
 #   Boots Debian's 6.1 kernel with psi=1 under QEMU (TCG), loads psi_mod with
 #   proc_dir=psi_mod on the kernel's 2 s fold grid, runs one workload at a
 #   time (tests/vm/guest/suite-compare.sh) and prints a table per workload:
@@ -23,6 +23,8 @@
 #            clock-read order bias of docs/accuracy.md: "(clock order)".
 #   --cases  only these cases (align is always run: it loads the module)
 #   --dur    seconds between the two snapshots (default 20, short 10)
+#   --modargs a=1,b=2  more psi_mod parameters, e.g. memstall_tracepoints=1
+#            (memory stalls as a CONFIG_PSI=n kernel would give them)
 # env: PSI_VM_BUILD (default <repo>/build/compare: own lock, runs beside the
 #      other VM suites), PSI_MOD_KO, KVER, PSI_VM_KERNEL/PSI_VM_MODDIR,
 #      PSI_VM_TIMEOUT (seconds for the boot).
@@ -35,13 +37,14 @@ export PSI_VM_BUILD=${PSI_VM_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build/c
 export PSI_VM_EXTRA_MODULES="${PSI_VM_EXTRA_MODULES:-} zram"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-short=0 only= dur=
+short=0 only= dur= modargs=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--short) short=1; shift ;;
 	--cases) only=$2; shift 2 ;;
 	--cases=*) only=${1#*=}; shift ;;
 	--dur) dur=$2; shift 2 ;;
+	--modargs) modargs=$2; shift 2 ;;
 	--kver) KVER=$2; shift 2 ;;
 	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument $1" ;;
@@ -89,7 +92,7 @@ pc=$PSI_VM_BUILD/pagecache.img
 
 resf=$PSI_VM_BUILD/logs/compare.results logf=$PSI_VM_BUILD/logs/compare.log
 rm -f "$resf" "$logf"
-qemu_cmd "$kver" "$initrd" "$disk" 1 "psitest.suite=compare psitest.dur=$dur${only:+ psitest.cases=$only}" "$resf"
+qemu_cmd "$kver" "$initrd" "$disk" 1 "psitest.suite=compare psitest.dur=$dur${only:+ psitest.cases=$only}${modargs:+ psitest.modargs=$modargs}" "$resf"
 QEMU_ARGV+=(-drive "file=$thr,format=raw,if=virtio,cache=none,throttling.iops-total=200"
 	-drive "file=$pc,format=raw,if=virtio,cache=none")
 cases=$(sed -n 's/^CASES="\(.*\)"$/\1/p' "$PSI_VM_DIR/guest/suite-compare.sh")

@@ -30,6 +30,8 @@ HZ=${HZ:-250}
 PER=$(( (2 * HZ + 1) * 1000000 / HZ ))
 export PSI_PERIOD_US=$PER
 PHASE_TOL_US=40000
+# psitest.modargs=a=1,b=2 (compare.sh --modargs): more module parameters
+MODARGS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.modargs=//p' | tr ',' ' ')
 # Cases whose cpu some is made of the waits of tasks that sleep and wake
 # all the time (alone, or a few io tasks: fsync writers, throttled readers)
 # between wakeup and switch-in, so the clock-read order bias shows: the kernel's PSI
@@ -87,7 +89,7 @@ aligned_load() {
 	target=$kp
 	for try in 1 2 3 4 5 6 7 8; do
 		mod_loaded && mod_unload > /dev/null
-		r=$(cmpw at "$target" kit load $KO proc_dir=psi_mod)
+		r=$(cmpw at "$target" kit load $KO proc_dir=psi_mod $MODARGS)
 		[ "$r" = ok ] || { echo "load failed: $r"; return 1; }
 		set -- $(grid_phase $M/cpu)
 		mp=$1
@@ -290,7 +292,7 @@ case_midload() {
 		> $C/wl.out 2>&1 &
 	echo $! >> $C/pids
 	sleep 4
-	off=$(cmpw at "$(cat /tmp/kphase)" kit load $KO proc_dir=psi_mod)
+	off=$(cmpw at "$(cat /tmp/kphase)" kit load $KO proc_dir=psi_mod $MODARGS)
 	expect "mid-load insmod: $off" [ "$off" = ok ]
 	t0=$(kit now)
 	# the first fold is 2 s after the load: sample just after it

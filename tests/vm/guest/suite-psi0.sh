@@ -100,7 +100,7 @@ case_churn() {
 case_badparams() {
 	local p r m e
 	ensure_unloaded || { bad "cannot unload the module first"; return; }
-	for p in enable=2 proc_dir=a/b proc_dir=.. proc_dir=. proc_dir=; do
+	for p in enable=2 memstall_tracepoints=2 proc_dir=a/b proc_dir=.. proc_dir=. proc_dir=; do
 		m=$(dmesg_mark)
 		r=$(mod_load "$p")
 		dmesg_since $m >> $EXPECTED
