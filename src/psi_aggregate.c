@@ -752,6 +752,8 @@ int psim_state_start(void)
 	u64 now;
 	int cpu;
 
+	/* a word's upper half holds a CPU number */
+	BUILD_BUG_ON(CONFIG_NR_CPUS > (1UL << (32 - PSIM_WCPU_SHIFT)));
 	psim_tasks = vzalloc(array_size(PID_MAX_LIMIT, sizeof(*psim_tasks)));
 	if (!psim_tasks)
 		return -ENOMEM;
