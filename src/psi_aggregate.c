@@ -143,42 +143,10 @@ static inline u64 psim_wakeup_time(struct psim_cpu_state *st,
  * tracepoints are silent on a CPU that is not online, and on 5.10 a dying
  * CPU pushes its queued tasks away in that state (later kernels push them
  * while still online). Move the counts here first. Rare: out of line.
- *
- * psim_relocate() is for probes whose task's word no other probe can
- * change meanwhile (wakeup, migration, memstall: the task's own events,
- * serialised by the scheduler) and takes no lock held. The switch probe's
- * prev may be an old leader whose word exchange_tids() moves from another
- * CPU under this CPU's lock: it relocates under that lock, below.
+ * Every probe does it under the lock of the CPU it is about to change
+ * (exchange_tids() may move an old leader's word under that lock).
  */
-static noinline void psim_relocate_slow(u32 *w, unsigned int cpu)
-{
-	u32 v = READ_ONCE(*w);
-	unsigned int flags = v & PSIM_TSK_MASK, old = psim_wcpu(v);
-	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, old);
-	unsigned long irqflags;
-
-	raw_spin_lock_irqsave(&pc->lock, irqflags);
-	psim_cpu_counts(&pc->st, flags, 0);
-	psim_update(&pc->st, old);
-	raw_spin_unlock(&pc->lock);
-	pc = per_cpu_ptr(&psim_pcpu, cpu);
-	raw_spin_lock(&pc->lock);
-	psim_cpu_counts(&pc->st, 0, flags);
-	psim_update(&pc->st, cpu);
-	pc->relocations++;
-	raw_spin_unlock_irqrestore(&pc->lock, irqflags);
-	psim_store(w, psim_lo(v), cpu);
-}
-
-static inline void psim_relocate(u32 *w, unsigned int cpu)
-{
-	u32 v = READ_ONCE(*w);
-
-	if (unlikely(psim_wcpu(v) != cpu && (v & PSIM_TSK_MASK)))
-		psim_relocate_slow(w, cpu);
-}
-
-/* With @pc (this CPU's) locked and interrupts off; returns with it locked. */
+/* With @pc (@cpu's) locked and interrupts off; returns with it locked. */
 static noinline void psim_relocate_locked_slow(struct psim_pcpu *pc, u32 *w,
 					       unsigned int cpu)
 {
@@ -307,9 +275,9 @@ static void psim_probe_wakeup(void *data, struct task_struct *p)
 		return;
 
 	cpu = task_cpu(p);
-	psim_relocate(w, cpu);
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
 	raw_spin_lock_irqsave(&pc->lock, flags);
+	psim_relocate_locked(pc, w, cpu);
 	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), cpu);
 	psim_cpu_counts(&pc->st, clear, set);
 	psim_update_at(&pc->st, psim_wakeup_time(&pc->st, p, cpu));
@@ -358,9 +326,9 @@ static void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
 	    !(READ_ONCE(*w) & PSIM_TSK_MASK))
 		return;
 
-	psim_relocate(w, src_cpu);
 	pc = per_cpu_ptr(&psim_pcpu, src_cpu);
 	raw_spin_lock_irqsave(&pc->lock, flags);
+	psim_relocate_locked(pc, w, src_cpu);
 	if (psim_task_sched_delayed(p)) {
 		/*
 		 * Asleep but still queued (6.12's delayed dequeue): like the
@@ -419,9 +387,9 @@ static void psim_memstall(bool enter)
 
 	local_irq_save(flags);
 	cpu = smp_processor_id();
-	psim_relocate(w, cpu);
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
 	raw_spin_lock(&pc->lock);
+	psim_relocate_locked(pc, w, cpu);
 	if (enter)
 		psim_store(w, psim_task_memstall_enter(psim_lo(*w), &clear,
 						       &set), cpu);
