@@ -4,7 +4,7 @@
 #
 # usage: bench/run.sh [--smoke] [--rounds N] [--reps K] [--groups 1:L,2:L,...]
 #                     [--sets psimod,stock] [--cgs root,cg] [--idle S|0]
-#                     [--report RAW.tsv...]
+#                     [--profile] [--report RAW.tsv...]
 #   (default)  the full benchmark: group counts 1,2,4,8, 7 rounds; per round
 #              one boot per configuration (below), boots in rotated order, each
 #              boot running every group count x cgroup placement x module
@@ -16,6 +16,13 @@
 #              (psi=0 / mod-off / mod-on) and psi=1 boot, group count 1,
 #              2 runs per column, root cgroup; PASS/FAIL per column and the
 #              summary line "N passed, N failed". No significance claims.
+#   --profile  where the instructions go: one round, group count 2, root and
+#              /a/b/c/d, 3 runs per cell, boots psi=0 (none, on) and psi=1 of
+#              the -psimod-psi kernel and of stock 6.1; the plugin counts every
+#              executed block, bench/profile.py folds them into functions and
+#              prints instructions per context switch per function, what
+#              psi_mod adds (mod-on - psi=0) beside what the kernel's PSI adds
+#              (psi=1 - psi=0): bench/results/profile.txt. About 15 minutes.
 #   --report   only rebuild the tables and plots from raw files of earlier runs
 # Configurations (one boot each; -smp 1, nokaslr, 512 MiB):
 #   psimod psi=0  6.1.*-psimod-psi booted psi=0: columns psi=0, mod-off, mod-on
@@ -45,13 +52,14 @@ export PSI_VM_BUILD=${PSI_VM_BUILD:-$REPO/build/bench}
 B=$PSI_VM_BUILD
 cmdline="bench/run.sh $*"
 
-smoke=0 rounds=7 reps=1 idle=60 report_only=0
+smoke=0 rounds=7 reps=1 idle=60 report_only=0 profile=0
 groups="1:120,2:50,4:20,8:8"
 sets=psimod,stock cgs=root,cg
 raws=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--smoke) smoke=1; shift ;;
+	--profile) profile=1; shift ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--groups) groups=$2; shift 2 ;;
@@ -63,6 +71,9 @@ while [ $# -gt 0 ]; do
 	*) die "unknown argument $1" ;;
 	esac
 done
+if [ $profile = 1 ]; then
+	rounds=1 reps=${BENCH_PROFILE_REPS:-3} idle=0 groups=${BENCH_PROFILE_GROUPS:-2:50}
+fi
 if [ $smoke = 1 ]; then
 	rounds=1 reps=2 sets=stock cgs=root idle=0 groups=${BENCH_SMOKE_GROUPS:-1:80}
 fi
@@ -193,11 +204,19 @@ disk=$B/empty.img
 
 # --- the boots: label psi modes (modes without a module are dropped)
 boots=()
-if [[ ",$sets," == *,psimod,* ]]; then
-	[ -n "${K_VER[psi]:-}" ] && boots+=("psi 0 none,off,on" "psi 1 none")
-	[ -n "${K_VER[nopsi]:-}" ] && boots+=("nopsi 0 none,on")
+if [ $profile = 1 ]; then
+	[[ ",$sets," == *,psimod,* ]] && [ -n "${K_VER[psi]:-}" ] && boots+=("psi 0 none,on" "psi 1 none")
+	[[ ",$sets," == *,stock,* ]] && boots+=("stock 0 none,on" "stock 1 none")
+	plugin_args=,prof=on
+	prof=$B/prof-$(date -u +%Y%m%dT%H%M%SZ).tsv
+	: > "$prof"
+else
+	if [[ ",$sets," == *,psimod,* ]]; then
+		[ -n "${K_VER[psi]:-}" ] && boots+=("psi 0 none,off,on" "psi 1 none")
+		[ -n "${K_VER[nopsi]:-}" ] && boots+=("nopsi 0 none,on")
+	fi
+	[[ ",$sets," == *,stock,* ]] && boots+=("stock 0 none,off,on" "stock 1 none")
 fi
-[[ ",$sets," == *,stock,* ]] && boots+=("stock 0 none,off,on" "stock 1 none")
 [ ${#boots[@]} -gt 0 ] || die "nothing to boot"
 
 ts=$(date -u +%Y%m%dT%H%M%SZ)
@@ -225,13 +244,19 @@ boot_one() {	# round label psi modes [extra cmdline]
 	local limit=$((120 + reps * ngroups * ncgs * nm * 20))
 	[ -z "$extra" ] || limit=$((300 + idle * 4))
 	rm -f "$logf" "$resf" "$plog"
-	local t0=$SECONDS rc=0
+	local t0=$SECONDS rc=0 bdisk=$disk
+	if [ $profile = 1 ]; then
+		# the guest writes its /proc/kallsyms here
+		bdisk=$B/ksyms-$tag.img
+		rm -f "$bdisk"
+		truncate -s 32M "$bdisk"
+	fi
 	timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel tcg -smp 1 -m 512M \
 		-nographic -no-reboot -kernel "${K_IMG[$l]}" -initrd "${K_INITRD[$l]}" \
-		-drive "file=$disk,format=raw,if=virtio" \
+		-drive "file=$bdisk,format=raw,if=virtio" \
 		-serial mon:stdio -serial "file:$resf" \
-		-icount shift=0,sleep=off -plugin "$B/libinsncount.so" -d plugin -D "$plog" \
-		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=4 psitest.suite=bench bench.modes=$modes bench.groups=$groups bench.cgs=$cgs bench.reps=$reps bench.rot=$r $extra" \
+		-icount shift=0,sleep=off -plugin "$B/libinsncount.so${plugin_args:-}" -d plugin -D "$plog" \
+		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=4 psitest.suite=bench bench.modes=$modes bench.groups=$groups bench.cgs=$cgs bench.reps=$reps bench.rot=$r bench.prof=$profile $extra" \
 		< /dev/null > "$logf" 2>&1 || rc=$?
 	log "boot $tag (${K_VER[$l]}, modes $modes): qemu exit $rc after $((SECONDS - t0))s"
 	[ $rc = 0 ] || echo "@@ERR qemu exit $rc" >> "$resf"
@@ -251,6 +276,13 @@ boot_one() {	# round label psi modes [extra cmdline]
 			      (kv["mode"] == "off" ? "mod-off" : (lab == "nopsi" ? "nopsi+mod" : "mod-on"))
 			printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\n", set, k, psi, kv["mode"], col, kv["cg"], kv["g"], kv["l"], r, hw, (ins == "NA" ? ins : sprintf("%.0f", ins)), kv["ctxt"], kv["status"], kv["wall_ns"]
 		}' >> "$raw"
+	if [ $profile = 1 ]; then
+		tr -d '\0' < "$bdisk" > "$B/logs/$tag.kallsyms"
+		rm -f "$bdisk"
+		python3 "$BENCH_DIR/profile.py" fold --set $set --kernel "${K_VER[$l]}" --psi "$psi" \
+			--map "$B/logs/$tag.kallsyms" --results "$resf" --plugin "$plog" >> "$prof" ||
+			fail "bench/profile-$tag" "profile.py fold failed"
+	fi
 	if grep -aq '^@@ERR' "$resf" || ! grep -aq '^@@DONE' "$resf"; then
 		fail "bench/boot-$tag" "$(grep -a '^@@ERR' "$resf" | head -3 | tr '\n' ' ')$(grep -aq '^@@DONE' "$resf" || echo 'no @@DONE: the boot did not finish'); console: $logf"
 		tr -d '\r' < "$logf" | tail -15
@@ -303,7 +335,16 @@ for b in "${boots[@]}"; do
 done
 [ -z "$missing_kernels" ] || fail "bench/psimod-kernels" "no .debs for:$missing_kernels in $kdebs"
 
-if [ $smoke = 0 ]; then
+if [ $profile = 1 ]; then
+	mkdir -p "$RESULTS"
+	cp "$prof" "$RESULTS/$(basename "$prof")"
+	if python3 "$BENCH_DIR/profile.py" report --command "$cmdline" --module "$modrev" \
+		"$RESULTS/$(basename "$prof")" > "$RESULTS/profile.txt"; then
+		pass "bench/profile" "$RESULTS/profile.txt"
+	else
+		fail "bench/profile" "profile.py report failed"
+	fi
+elif [ $smoke = 0 ]; then
 	mkdir -p "$RESULTS"
 	cp "$raw" "$RESULTS/raw-$ts.tsv"
 	[ ! -s "$idlef" ] || cp "$idlef" "$RESULTS/idle-$ts.txt"

@@ -9,12 +9,15 @@
 #   bench.reps=K              repetitions of the whole grid in this boot
 #   bench.rot=R               rotate the mode order by R (+1 per repetition)
 #   bench.idle=S              instead: idle cost over S seconds per mode
+#   bench.prof=1              profile (bench/run.sh --profile): after each
+#                             run with the module loaded, its function
+#                             addresses as @@KSYM <run> <address> <name>
 # Output on ttyS1 (no printk there), one line per run:
 #   @@RUN n=<i> mode=<m> g=<g> l=<l> cg=<root|cg> wall_ns=.. ctxt=.. status=.. time=<hackbench Time:>
 # and @@IDLE / @@MEM lines for the idle/memory phase, @@ERR on a setup error.
 KO=/psi_mod.ko
 PARAM=/sys/module/psi_mod/parameters/enable
-modes=none groups=1:50 cgs=root reps=1 rot=0 idle=0
+modes=none groups=1:50 cgs=root reps=1 rot=0 idle=0 prof=0
 for w in $(cat /proc/cmdline); do
 	case "$w" in
 	bench.modes=*) modes=${w#*=} ;;
@@ -23,6 +26,7 @@ for w in $(cat /proc/cmdline); do
 	bench.reps=*) reps=${w#*=} ;;
 	bench.rot=*) rot=${w#*=} ;;
 	bench.idle=*) idle=${w#*=} ;;
+	bench.prof=*) prof=${w#*=} ;;
 	esac
 done
 modes=$(echo "$modes" | tr , ' ') groups=$(echo "$groups" | tr , ' ') cgs=$(echo "$cgs" | tr , ' ')
@@ -96,6 +100,13 @@ if [ "$idle" -gt 0 ]; then
 	exit 0
 fi
 
+# profile: the kernel's text symbols for the host (Debian's System.map is a
+# stub; nokaslr keeps these addresses for the whole boot), onto the disk
+if [ "$prof" = 1 ]; then
+	awk 'NF == 3 && $2 ~ /^[tTwW]$/' /proc/kallsyms > /tmp/ksyms
+	dd if=/tmp/ksyms of=/dev/vda bs=64k conv=fsync 2>/dev/null || out "@@ERR kallsyms not written to /dev/vda"
+	rm -f /tmp/ksyms
+fi
 # one unmeasured warm-up run
 hackbench -p -g 1 -l 10 > /dev/null 2>&1
 n=0 rep=0
@@ -114,6 +125,10 @@ while [ $rep -lt "$reps" ]; do
 				r=$(brun $copt -o /tmp/hb.out -- hackbench -p -g "$g" -l "$l")
 				t=$(awk '/^Time:/ { print $2 }' /tmp/hb.out)
 				out "@@RUN n=$n mode=$m g=$g l=$l cg=$cg $r time=${t:-?}"
+				if [ "$prof" = 1 ] && [ -d /sys/module/psi_mod ]; then
+					awk -v n=$n '$4 == "[psi_mod]" && $2 ~ /^[tT]$/ { print "@@KSYM " n " " $1 " " $3 }' /proc/kallsyms |
+						while read -r l; do out "$l"; done
+				fi
 				n=$((n + 1))
 			done
 		done
