@@ -26,6 +26,7 @@ typedef unsigned char u8;
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;
+typedef long long s64;
 #define BIT(nr)	(1UL << (nr))
 static inline u64 div_u64(u64 dividend, u32 divisor)
 {
@@ -119,14 +120,36 @@ static inline bool psim_test_state(const unsigned int *tasks,
 	}
 }
 
+/*
+ * All of psim_test_state() at once, written out: it runs on every switch and
+ * wakeup, and the loop over the states did not unroll (some 40 instructions
+ * more per call). tests/unit/test_states.c checks it against the per-state
+ * rules and the kernel's for every combination of counts.
+ */
 static inline u32 psim_state_mask(const struct psim_cpu_state *c)
 {
+	unsigned int io = c->tasks[PSIM_NR_IOWAIT];
+	unsigned int mem = c->tasks[PSIM_NR_MEMSTALL];
+	unsigned int run = c->tasks[PSIM_NR_RUNNING];
 	u32 mask = 0;
-	int s;
 
-	for (s = 0; s < PSIM_NR_STATES; s++)
-		if (psim_test_state(c->tasks, s, c->oncpu))
-			mask |= 1U << s;
+	if (io) {
+		mask |= BIT(PSIM_IO_SOME) | BIT(PSIM_NONIDLE);
+		if (!run)
+			mask |= BIT(PSIM_IO_FULL);
+	}
+	if (mem) {
+		mask |= BIT(PSIM_MEM_SOME) | BIT(PSIM_NONIDLE);
+		if (run == c->tasks[PSIM_NR_MEMSTALL_RUNNING])
+			mask |= BIT(PSIM_MEM_FULL);
+	}
+	if (run) {
+		mask |= BIT(PSIM_NONIDLE);
+		if (run > c->oncpu)
+			mask |= BIT(PSIM_CPU_SOME);
+		if (!c->oncpu)
+			mask |= BIT(PSIM_CPU_FULL);
+	}
 	/*
 	 * As in the kernel: a CPU whose current task is reclaiming is in a
 	 * full memory stall, since nothing productive could run there.
@@ -139,13 +162,42 @@ static inline u32 psim_state_mask(const struct psim_cpu_state *c)
 /* Charge the time since state_start to the states that were in effect. */
 static inline void psim_record_times(struct psim_cpu_state *c, u64 now)
 {
-	u32 delta = now - c->state_start;
-	u32 m;
+	u32 delta, m;
 
+	/*
+	 * A clock read on another CPU (the aggregator's, a remote wakeup's)
+	 * may be a hair ahead of this one: charge nothing rather than 4 s.
+	 */
+	if ((s64)(now - c->state_start) < 0)
+		return;
+	delta = now - c->state_start;
 	c->state_start = now;
 	/* Usually one or two states are in effect: visit only those. */
 	for (m = c->state_mask & (BIT(PSIM_NR_STATES) - 1); m; m &= m - 1)
 		c->times[__builtin_ctz(m)] += delta;
+}
+
+/*
+ * After a change of counts: the CPU's new state mask in *@mask, and whether
+ * it differs from the one in effect. Only then does the current period have
+ * to end (psim_set_mask(), which needs the time): charging a period in one
+ * piece or in several gives the same times, so an event that changes no
+ * state needs no clock read. The kernel cuts a period at every task change;
+ * psi_mod cuts it where the mask changes and at every aggregation sample
+ * (psim_record_times() there), which keeps each delta far below the u32
+ * limit of 4.29 s.
+ */
+static inline bool psim_mask_changes(const struct psim_cpu_state *c, u32 *mask)
+{
+	*mask = psim_state_mask(c);
+	return *mask != c->state_mask;
+}
+
+/* End the current period at @now; @mask is in effect from @now on. */
+static inline void psim_set_mask(struct psim_cpu_state *c, u64 now, u32 mask)
+{
+	psim_record_times(c, now);
+	c->state_mask = mask;
 }
 
 /*

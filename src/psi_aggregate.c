@@ -107,34 +107,43 @@ static inline void psim_wake_clock(void)
 		queue_delayed_work(system_wq, &psim_avgs_work, PSIM_FREQ);
 }
 
-/* Close the current state period at @now and start the next. */
-static inline void psim_update_at(struct psim_cpu_state *st, u64 now)
-{
-	psim_record_times(st, now);
-	st->state_mask = psim_state_mask(st);
-}
-
-/* ... at the CPU's clock, which the kernel's PSI reads too. */
+/*
+ * After a change of counts: if the CPU's state changed, end the period at
+ * the CPU's clock (which the kernel's PSI reads too). Most switches change
+ * no state (hackbench: one runnable task replaces another) and so read no
+ * clock (see psim_mask_changes()).
+ */
 static inline void psim_update(struct psim_cpu_state *st, int cpu)
 {
-	psim_update_at(st, cpu_clock(cpu));
+	u32 mask;
+
+	if (psim_mask_changes(st, &mask))
+		psim_set_mask(st, cpu_clock(cpu), mask);
 }
 
 /*
  * A woken task became runnable when it was enqueued, which the kernel's PSI
  * records; the tracepoint comes later, after the wakeup preemption check
  * (timed there, io some read 2-4% above the kernel's side by side under
- * TCG). Use the enqueue stamp where the scheduler keeps one,
- * but never before the CPU's last state change.
+ * TCG). Use the enqueue stamp where the scheduler keeps one, but never
+ * before the start of the current period: the aggregator may have ended it
+ * (and reported the old states up to then) between the enqueue and this
+ * probe, and time charged before that would make those states' times run
+ * backwards.
  */
-static inline u64 psim_wakeup_time(struct psim_cpu_state *st,
-				   struct task_struct *p, int cpu)
+static inline void psim_update_wakeup(struct psim_cpu_state *st,
+				      struct task_struct *p, int cpu)
 {
-	u64 now = cpu_clock(cpu), queued = psim_enqueued_at(p);
+	u64 now, queued;
+	u32 mask;
 
+	if (!psim_mask_changes(st, &mask))
+		return;
+	now = cpu_clock(cpu);
+	queued = psim_enqueued_at(p);
 	if (queued && queued < now)
 		now = max(queued, st->state_start);
-	return now;
+	psim_set_mask(st, now, mask);
 }
 
 /*
@@ -261,7 +270,6 @@ static void psim_probe_wakeup(void *data, struct task_struct *p)
 {
 	unsigned int clear, set;
 	struct psim_pcpu *pc;
-	unsigned long flags;
 	unsigned int cpu;
 	u32 *w;
 
@@ -276,12 +284,18 @@ static void psim_probe_wakeup(void *data, struct task_struct *p)
 
 	cpu = task_cpu(p);
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
-	raw_spin_lock_irqsave(&pc->lock, flags);
+	/*
+	 * Both wakeup tracepoints fire under the task's runqueue lock, so
+	 * interrupts are off already (saving and restoring them cost 14
+	 * instructions per wakeup, bench/run.sh --profile).
+	 */
+	lockdep_assert_irqs_disabled();
+	raw_spin_lock(&pc->lock);
 	psim_relocate_locked(pc, w, cpu);
 	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), cpu);
 	psim_cpu_counts(&pc->st, clear, set);
-	psim_update_at(&pc->st, psim_wakeup_time(&pc->st, p, cpu));
-	raw_spin_unlock_irqrestore(&pc->lock, flags);
+	psim_update_wakeup(&pc->st, p, cpu);
+	raw_spin_unlock(&pc->lock);
 
 	psim_wake_clock();
 }
@@ -289,7 +303,6 @@ static void psim_probe_wakeup(void *data, struct task_struct *p)
 static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 {
 	struct psim_pcpu *pc;
-	unsigned long flags;
 	unsigned int cpu;
 	u32 *w;
 
@@ -299,12 +312,13 @@ static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 
 	cpu = task_cpu(p);
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
-	raw_spin_lock_irqsave(&pc->lock, flags);
+	lockdep_assert_irqs_disabled();
+	raw_spin_lock(&pc->lock);
 	/* A new task: whatever the word held belonged to a dead pid owner. */
 	psim_store(w, PSIM_TSK_RUNNING, cpu);
 	psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
-	psim_update_at(&pc->st, psim_wakeup_time(&pc->st, p, cpu));
-	raw_spin_unlock_irqrestore(&pc->lock, flags);
+	psim_update_wakeup(&pc->st, p, cpu);
+	raw_spin_unlock(&pc->lock);
 
 	psim_wake_clock();
 }
@@ -535,6 +549,8 @@ static u32 psim_collect(bool from_work)
 
 		raw_spin_lock_irqsave(&pc->lock, flags);
 		now = cpu_clock(cpu);
+		/* end the period here: probes only do where states change */
+		psim_record_times(&pc->st, now);
 		snap = pc->st;
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
 

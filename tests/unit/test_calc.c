@@ -682,6 +682,84 @@ static void cpu_change_records_old_states_then_recomputes(void)
 	TU_EQ(c.tasks[PSIM_NR_RUNNING], 2);
 }
 
+/*
+ * The probes end a period only where the state mask changes, the aggregator
+ * at every sample (psim_mask_changes(), psim_set_mask()); the kernel ends it
+ * at every change. Random count changes and samples applied both ways must
+ * give the same recent times at every sample.
+ */
+static void lazy_periods_equal_eager_periods(void)
+{
+	struct psim_cpu_state eager, lazy;
+	u32 pe[PSIM_NR_STATES] = { 0, }, pl[PSIM_NR_STATES] = { 0, };
+	u32 te[PSIM_NR_STATES], tl[PSIM_NR_STATES], mask;
+	unsigned long cuts = 0, skips = 0, samples = 0;
+	unsigned int seed = 12345, clear, set, i;
+	u64 now = 1000;
+	int s;
+
+	memset(&eager, 0, sizeof(eager));
+	memset(&lazy, 0, sizeof(lazy));
+	eager.state_start = lazy.state_start = now;
+	for (i = 0; i < 200000; i++) {
+		seed = seed * 1103515245 + 12345;
+		now += (seed >> 8) % 50000;
+		if ((seed >> 4) % 64 == 0) {
+			/* a sample: the aggregator cuts the lazy period */
+			psim_record_times(&lazy, now);
+			psim_cpu_recent_times(&eager, now, pe, te);
+			psim_cpu_recent_times(&lazy, now, pl, tl);
+			for (s = 0; s < PSIM_NR_STATES; s++)
+				TU_EQ(tl[s], te[s]);
+			samples++;
+			continue;
+		}
+		/* a task change: one count up or down, maybe the CPU's task */
+		clear = set = 0;
+		if ((seed >> 12) & 1)
+			set = 1U << ((seed >> 13) % PSIM_NR_COUNTS);
+		else
+			clear = 1U << ((seed >> 13) % PSIM_NR_COUNTS);
+		if (clear && !eager.tasks[__builtin_ctz(clear)])
+			clear = 0;
+		if (((seed >> 16) & 7) == 0)
+			eager.oncpu = lazy.oncpu = !eager.oncpu;
+		psim_cpu_change(&eager, now, clear, set);
+		psim_cpu_counts(&lazy, clear, set);
+		if (psim_mask_changes(&lazy, &mask)) {
+			psim_set_mask(&lazy, now, mask);
+			cuts++;
+		} else {
+			skips++;
+		}
+		TU_EQ(lazy.state_mask, eager.state_mask);
+		if (TU_FAILED())
+			return;
+	}
+	/* both paths were taken often */
+	TU_CHECK(cuts > 10000 && skips > 10000 && samples > 1000,
+		 "cuts %lu skips %lu samples %lu", cuts, skips, samples);
+}
+
+/*
+ * A time read on another CPU may be a little ahead of a later local read:
+ * the period must not be charged 2^32 - x ns, nor start to run backwards.
+ */
+static void record_times_ignores_an_earlier_time(void)
+{
+	struct psim_cpu_state c;
+
+	memset(&c, 0, sizeof(c));
+	c.state_mask = (1U << PSIM_CPU_SOME) | (1U << PSIM_NONIDLE);
+	c.state_start = 5000;
+	psim_record_times(&c, 4990);
+	TU_EQ(c.times[PSIM_CPU_SOME], 0);
+	TU_EQ(c.state_start, 5000);
+	psim_record_times(&c, 5100);
+	TU_EQ(c.times[PSIM_CPU_SOME], 100);
+	TU_EQ(c.times[PSIM_NONIDLE], 100);
+}
+
 int main(void)
 {
 	TU_RUN(calc_load_rounds_up_when_active_ge_load);
@@ -697,5 +775,7 @@ int main(void)
 	TU_RUN(fold_totals_weights_by_nonidle_time);
 	TU_RUN(cpu_recent_times_live_state_and_wrap);
 	TU_RUN(cpu_change_records_old_states_then_recomputes);
+	TU_RUN(lazy_periods_equal_eager_periods);
+	TU_RUN(record_times_ignores_an_earlier_time);
 	return tu_exit();
 }
