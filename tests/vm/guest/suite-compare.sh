@@ -173,7 +173,8 @@ snap_mid() {
 
 # workload WL_FN [SETTLE]: start WL_FN in the background (it gets DUR+10 s
 # to live), settle, snapshot mid-period, DUR s later the next mid-period
-# snapshot, stop it, compare.
+# snapshot (DUR - 2 s of sleep, which a loaded guest overshoots, then the
+# wait for mid-period), stop it, compare.
 ctxt() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
 workload() {
 	local fn=$1 settle=${2:-2} ca cb wk=0
@@ -183,7 +184,7 @@ workload() {
 	sleep "$settle"
 	snap_mid $C/a
 	ca=$(ctxt)
-	sleep $((DUR - 1))
+	sleep $((DUR - 2))
 	snap_mid $C/b
 	cb=$(ctxt)
 	wl_stop
