@@ -39,7 +39,7 @@ MODARGS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.modargs=//p' | tr ','
 # reads its clock at the enqueue, after the sched_info stamp psi_mod uses,
 # and at the switch before its own update work, after which the tracepoint
 # fires. Measured 4.9 us per wakeup (nap) and 7.8 (nap-cg) under TCG; the
-# allowance is 10 us per wakeup (about 0.2 us on hardware).
+# allowance is 10 us per wakeup (TCG; not measured on hardware).
 WAKER_CASES="cpu-1 cpu-2 io-read io-read-busy0 io-read-free nap nap-cg io-write io-fsync io-throttled"
 CLOCK_ORDER_US=10	# grids counted as aligned within 40 ms (2% of a period)
 
