@@ -206,13 +206,24 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 {
 	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
 	unsigned int clear, set, changed = 0, cpu = smp_processor_id();
-	u32 *wp = prev->pid ? psim_word(prev) : NULL;
-	u32 *wn = next->pid ? psim_word(next) : NULL;
 	bool wake_clock = true;
-	u8 oncpu = next->pid != 0;
+	u32 *wp, *wn;
+	u8 oncpu;
 	u16 nw = 0;
 
 	raw_spin_lock(&pc->lock);
+	/*
+	 * The pids only under the lock: an exec from a non-leader thread
+	 * swaps its pid with the (zombie) leader's, and psim_krp_exchange_ret()
+	 * swaps their words under the lock of the leader's CPU, this one if
+	 * the leader is switching out here. A pid read before the lock and a
+	 * word used after the swap cleared the exec'ing thread's word and left
+	 * the leader's RUNNING counted for good (the debug kernel's psi1
+	 * thread-exec case: running=1 on an idle CPU).
+	 */
+	wp = prev->pid ? psim_word(prev) : NULL;
+	wn = next->pid ? psim_word(next) : NULL;
+	oncpu = next->pid != 0;
 
 	if (wp) {
 		unsigned int state = psim_task_state(prev);
@@ -286,8 +297,9 @@ static void psim_probe_wakeup(void *data, struct task_struct *p)
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
 	/*
 	 * Both wakeup tracepoints fire under the task's runqueue lock, so
-	 * interrupts are off already (saving and restoring them cost 14
-	 * instructions per wakeup, bench/run.sh --profile).
+	 * interrupts are off already: saving and restoring them is dead work.
+	 * (No pid race here as in the switch probe: the two tasks of an
+	 * exec's pid swap are running, and a running task returned above.)
 	 */
 	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&pc->lock);
@@ -323,49 +335,90 @@ static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 	psim_wake_clock();
 }
 
+/* Two CPUs' states locked, the lower CPU's first (relocation's order). */
+static void psim_lock_two(unsigned int a, unsigned int b)
+	__acquires(lower_lock) __acquires(higher_lock)
+{
+	if (a > b)
+		swap(a, b);
+	raw_spin_lock(&per_cpu_ptr(&psim_pcpu, a)->lock);
+	raw_spin_lock_nested(&per_cpu_ptr(&psim_pcpu, b)->lock,
+			     SINGLE_DEPTH_NESTING);
+}
+
+static void psim_unlock_two(unsigned int a, unsigned int b)
+	__releases(lower_lock) __releases(higher_lock)
+{
+	raw_spin_unlock(&per_cpu_ptr(&psim_pcpu, a)->lock);
+	raw_spin_unlock(&per_cpu_ptr(&psim_pcpu, b)->lock);
+}
+
 /*
  * A queued task moves its runnable state; a waking task moves the state it
  * slept with (iowait, memstall), which was charged to the CPU it slept on.
- * The tracepoint fires before task_cpu() changes.
+ * The tracepoint fires before task_cpu() changes. Both CPUs are locked for
+ * the whole move, the source's before the pid is read: an old leader that
+ * is migrated while a thread's exec swaps their pids has its word swapped
+ * under the source's lock (psim_krp_exchange_ret()).
  */
 static void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
 {
-	unsigned int src_cpu = task_cpu(p), clear, set;
-	struct psim_pcpu *pc;
+	unsigned int src_cpu = task_cpu(p), cur, clear, set;
+	struct psim_pcpu *pc, *pd;
+	bool retried = false;
 	unsigned long flags;
-	u32 *w;
+	u32 *w, v;
+	u16 lo;
 
-	w = psim_word(p);
-	if (!p->pid || !w || src_cpu == dest_cpu ||
-	    !(READ_ONCE(*w) & PSIM_TSK_MASK))
+	if (src_cpu == dest_cpu)
 		return;
-
-	pc = per_cpu_ptr(&psim_pcpu, src_cpu);
-	raw_spin_lock_irqsave(&pc->lock, flags);
-	psim_relocate_locked(pc, w, src_cpu);
+	pd = per_cpu_ptr(&psim_pcpu, dest_cpu);
+	local_irq_save(flags);
+again:
+	psim_lock_two(src_cpu, dest_cpu);
+	w = p->pid ? psim_word(p) : NULL;
+	v = w ? READ_ONCE(*w) : 0;
+	if (!(v & PSIM_TSK_MASK))
+		goto out;
+	/* counts where no tracepoint showed them go (see psim_relocate_locked) */
+	cur = psim_wcpu(v);
+	if (cur != src_cpu && cur != dest_cpu) {
+		psim_unlock_two(src_cpu, dest_cpu);
+		if (retried)
+			goto out_unlocked;	/* the next event moves them */
+		retried = true;
+		pc = per_cpu_ptr(&psim_pcpu, src_cpu);
+		raw_spin_lock(&pc->lock);
+		w = p->pid ? psim_word(p) : NULL;
+		if (w)
+			psim_relocate_locked(pc, w, src_cpu);
+		raw_spin_unlock(&pc->lock);
+		goto again;
+	}
 	if (psim_task_sched_delayed(p)) {
 		/*
 		 * Asleep but still queued (6.12's delayed dequeue): like the
 		 * kernel's PSI, its sleep states move along with it.
 		 */
-		clear = *w & PSIM_TSK_MASK;
+		clear = v & PSIM_TSK_MASK;
 		set = clear;
+		lo = psim_lo(v);
 	} else {
-		psim_store(w, psim_task_migrate(psim_lo(*w), &clear, &set),
-			   src_cpu);
+		lo = psim_task_migrate(psim_lo(v), &clear, &set);
 	}
+	pc = per_cpu_ptr(&psim_pcpu, cur);
 	psim_cpu_counts(&pc->st, clear, 0);
-	psim_update(&pc->st, src_cpu);
-	raw_spin_unlock(&pc->lock);
-
+	psim_update(&pc->st, cur);
 	if (set) {
-		pc = per_cpu_ptr(&psim_pcpu, dest_cpu);
-		raw_spin_lock(&pc->lock);
-		psim_cpu_counts(&pc->st, 0, set);
-		psim_update(&pc->st, dest_cpu);
-		psim_store(w, psim_lo(*w), dest_cpu);
-		raw_spin_unlock(&pc->lock);
+		psim_cpu_counts(&pd->st, 0, set);
+		psim_update(&pd->st, dest_cpu);
 	}
+	if (cur != src_cpu)
+		pc->relocations++;
+	psim_store(w, lo, dest_cpu);
+out:
+	psim_unlock_two(src_cpu, dest_cpu);
+out_unlocked:
 	local_irq_restore(flags);
 
 	psim_wake_clock();
