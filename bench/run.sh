@@ -5,10 +5,11 @@
 # usage: bench/run.sh [--smoke] [--rounds N] [--reps K] [--groups 1:L,2:L,...]
 #                     [--sets psimod,stock] [--cgs root,cg] [--idle S|0]
 #                     [--profile] [--report RAW.tsv...]
-#   (default)  the full benchmark: group counts 1,2,4,8 with 500, 160, 60 and
-#              24 loops (the fastest cell, stock psi=0 in /a/b/c/d, took 0.47 s
-#              with a third of these on a loaded host: every run >= 2 s of
-#              wall time under TCG; the summary counts the ones below), 7 rounds; per round
+#   (default)  the full benchmark: group counts 1,2,4,8 with 1300, 520, 180
+#              and 66 loops, so that every run takes >= 2 s of wall time under
+#              TCG (with 500/160/60/24 the shortest runs per group count took
+#              0.90, 0.67, 0.72 and 0.80 s; the summary counts the runs under
+#              2 s), 7 rounds; per round
 #              one boot per configuration (below), boots in rotated order, each
 #              boot running every group count x cgroup placement x module
 #              state once; so >= 7 runs per cell, interleaved run by run
@@ -56,7 +57,7 @@ B=$PSI_VM_BUILD
 cmdline="bench/run.sh $*"
 
 smoke=0 rounds=7 reps=1 idle=60 report_only=0 profile=0
-groups="1:500,2:160,4:60,8:24"
+groups="1:1300,2:520,4:180,8:66"
 sets=psimod,stock cgs=root,cg
 raws=()
 while [ $# -gt 0 ]; do
