@@ -42,6 +42,7 @@ compare: deps
 	tests/vm/compare.sh
 
 check-debug: deps
+	tests/vm/reliability.sh --debug-vm
 	tests/vm/reliability.sh --debug
 
 check-kernels: deps

@@ -5,7 +5,7 @@
 # (guest side: tests/vm/guest/suite-reliability.sh, helper
 # tests/vm/helpers/fuzz.c).
 #
-# usage: tests/vm/reliability.sh [--short|--full|--debug|--debug-short] [--cases a,b]
+# usage: tests/vm/reliability.sh [--short|--full|--debug|--debug-short|--debug-vm] [--cases a,b]
 #   --short  (default; make check) stock Debian 6.1 kernel, reduced counts
 #            (50 load/unload, 200 toggles, 20 hotplug, 1x64 holders,
 #            10 loads in the fork storm, 5000 fuzz writes): ~4 min
@@ -19,6 +19,8 @@
 #            the fork storm (TCG + KASAN is ~10x slower).
 #   --debug-short  the debug kernel with the --short counts: every case
 #            and the kmemleak scan, ~20 min
+#   --debug-vm  the VM suite (psi0 and psi1, tests/vm/run.sh) on the debug
+#            kernel; make check-debug runs it and then --debug
 # env: PSI_VM_BUILD (default <repo>/build/reliability), PSI_SHARED_KERNELS
 #      (default /work/shared/kernels, also ../shared/kernels from the repo),
 #      RELI_DEBUG_KVER (default: the newest *-psimod-debug image there),
@@ -29,14 +31,15 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 export PSI_VM_BUILD=${PSI_VM_BUILD:-$repo/build/reliability}
-mode=short
+mode=short vm=0
 case "${1:---short}" in
 --short) mode=short ;;
 --full) mode=full ;;
 --debug) mode=debug ;;
 --debug-short) mode=debug; export PSI_VM_APPEND="${PSI_VM_APPEND:-} psitest.counts=short" ;;
+--debug-vm) mode=debug vm=1 ;;
 -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-*) echo "usage: $0 [--short|--full|--debug|--debug-short] [run.sh options, e.g. --cases a,b]" >&2; exit 2 ;;
+*) echo "usage: $0 [--short|--full|--debug|--debug-short|--debug-vm] [run.sh options, e.g. --cases a,b]" >&2; exit 2 ;;
 esac
 [ $# = 0 ] || shift
 fail_setup() { echo "FAIL reliability/setup: $*"; echo "0 passed, 1 failed"; exit 2; }
@@ -76,6 +79,7 @@ if [ $mode = debug ]; then
 	# ~85 s boot, then every storm ~8x slower than on the stock kernel
 	export PSI_VM_TIMEOUT=${PSI_VM_TIMEOUT:-5400}
 	suite=reliability-debug
+	[ $vm = 0 ] || suite=psi0,psi1
 else
 	. "$here/lib.sh"
 	kver=$(find_kver)

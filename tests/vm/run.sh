@@ -62,10 +62,11 @@ done
 pass() { echo "PASS $1${2:+ -- $2}"; passed=$((passed + 1)); }
 fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 # case names of a suite: the CASES="..." line of its guest script, narrowed
-# to --cases if given
+# to --cases if given; OPTIONAL_CASES="..." only when --cases names them
 cases_of() {
-	local c
-	for c in $(sed -n 's/^CASES="\(.*\)"$/\1/p' "$PSI_VM_DIR/guest/suite-$1.sh"); do
+	local c opt=
+	[ -z "$only" ] || opt=$(sed -n 's/^OPTIONAL_CASES="\(.*\)"$/\1/p' "$PSI_VM_DIR/guest/suite-$1.sh")
+	for c in $(sed -n 's/^CASES="\(.*\)"$/\1/p' "$PSI_VM_DIR/guest/suite-$1.sh") $opt; do
 		[ -z "$only" ] || [[ ",$only," == *",$c,"* ]] || continue
 		echo "$c"
 	done

@@ -8,6 +8,8 @@
 # runnable, no iowait/memstall left) and a clean dmesg.
 # The host reads the case list from the CASES= line below.
 CASES="load-unload toggles hotplug hold64 forkstorm params unpriv fuzz dmesg"
+# run only when named (--cases): a control experiment, not a test of psi_mod
+OPTIONAL_CASES="textpoke"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -276,6 +278,43 @@ case_forkstorm() {
 	expect_dmesg_clean $m
 }
 
+# --- control experiment (opt-in: reliability.sh --full --cases textpoke)
+# The kernel text patching of N_LOAD psi_mod load/unload cycles, without
+# psi_mod: the tracepoints it attaches to enabled through tracefs (the same
+# static keys flip), kprobes and a kretprobe on the functions it probes
+# (armed through ftrace at function entry, as its own are), then all off and
+# removed again; under the same hackbench load. The stock --full
+# load/unload storm sometimes hangs under QEMU's multi-threaded TCG with a
+# CPU looping on an int3 at a static branch already patched back: if this
+# hangs too, the cause is the emulation of text patching, not psi_mod.
+case_textpoke() {
+	local i e m t0 T=/sys/kernel/tracing
+	local evs="sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new sched/sched_migrate_task psim_ctl"
+	ensure_unloaded || { bad "cannot unload the module first"; return; }
+	mount -t tracefs nodev $T 2>/dev/null
+	[ -w $T/kprobe_events ] || { bad "no $T/kprobe_events"; return; }
+	echo 0 > $T/tracing_on	# probes run, events are dropped
+	m=$(dmesg_mark)
+	bg sh -c "renice -n 19 -p \$\$ > /dev/null; while [ ! -f $C/stop ]; do hackbench -p -g 1 -l 100 > /dev/null 2>&1; done"
+	t0=$(kit now)
+	i=0
+	while [ $i -lt $N_LOAD ]; do
+		i=$((i + 1))
+		[ $((i % 50)) != 0 ] || echo "textpoke: cycle $i at $(cut -d' ' -f1 /proc/uptime)s"
+		{ echo 'p:psim_ctl/enter psi_memstall_enter' &&
+		  echo 'p:psim_ctl/leave psi_memstall_leave' &&
+		  echo 'r:psim_ctl/xtids exchange_tids'; } > $T/kprobe_events ||
+			{ bad "cycle $i: kprobe_events refused"; break; }
+		for e in $evs; do echo 1 > $T/events/$e/enable; done
+		for e in $evs; do echo 0 > $T/events/$e/enable; done
+		echo > $T/kprobe_events || { bad "cycle $i: kprobe events not removed"; break; }
+	done
+	touch $C/stop
+	expect "$i of $N_LOAD patch cycles" [ $i = $N_LOAD ]
+	note "$i cycles of 4 tracepoints + 3 kprobes on and off in $((($(kit now) - t0) / 1000)) ms"
+	expect_dmesg_clean $m
+}
+
 # --- hostile module parameters at load time and at runtime
 case_params() {
 	local m r
@@ -405,4 +444,5 @@ run_case params $((60 * LIM)) case_params
 run_case unpriv $((30 * LIM)) case_unpriv
 run_case fuzz $((120 * LIM)) case_fuzz
 run_case dmesg $((60 * LIM)) case_dmesg_all
+case " $CASE_FILTER " in *" textpoke "*) run_case textpoke $((300 * LIM)) case_textpoke ;; esac
 suite_end
