@@ -20,7 +20,8 @@
 #   --debug-short  the debug kernel with the --short counts: every case
 #            and the kmemleak scan, ~20 min
 #   --debug-vm  the VM suite (psi0 and psi1, tests/vm/run.sh) on the debug
-#            kernel; make check-debug runs it and then --debug
+#            kernel, each case's time limit x4; make check-debug runs it and
+#            then --debug
 # env: PSI_VM_BUILD (default <repo>/build/reliability), PSI_SHARED_KERNELS
 #      (default /work/shared/kernels, also ../shared/kernels from the repo),
 #      RELI_DEBUG_KVER (default: the newest *-psimod-debug image there),
@@ -37,7 +38,7 @@ case "${1:---short}" in
 --full) mode=full ;;
 --debug) mode=debug ;;
 --debug-short) mode=debug; export PSI_VM_APPEND="${PSI_VM_APPEND:-} psitest.counts=short" ;;
---debug-vm) mode=debug vm=1 ;;
+--debug-vm) mode=debug vm=1; export PSI_VM_APPEND="${PSI_VM_APPEND:-} psitest.limitx=4" ;;
 -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 *) echo "usage: $0 [--short|--full|--debug|--debug-short|--debug-vm] [run.sh options, e.g. --cases a,b]" >&2; exit 2 ;;
 esac

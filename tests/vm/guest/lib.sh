@@ -64,8 +64,11 @@ joinl() { awk 'NR > 1 { printf "; " } { printf "%s", $0 }' "$@" 2>/dev/null; }
 # up as cpu pressure (fork/exec under TCG takes milliseconds).
 # psitest.cases=a,b on the kernel command line (run.sh --cases) selects cases
 CASE_FILTER=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.cases=//p' | tr ',' ' ')
+# psitest.limitx=N (reliability.sh --debug-vm): every case's time limit
+# times N, for kernels that run the same work several times slower
+LIMITX=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.limitx=//p')
 run_case() {
-	local name=$1 limit=$2 fn=$3 pid wd d
+	local name=$1 limit=$(($2 * ${LIMITX:-1})) fn=$3 pid wd d
 	if [ -n "$CASE_FILTER" ]; then
 		case " $CASE_FILTER " in *" $name "*) ;; *) return 0 ;; esac
 	fi
