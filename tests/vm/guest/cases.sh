@@ -207,10 +207,10 @@ case_thread_exec() {
 	fi
 	snap $C/a $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
 	bg spin 60; bg spin 60
-	out=$(timeout 60 threxec 200 $DISK 2>&1); rc=$?
+	out=$(timeout $((60 * ${LIMITX:-1})) threxec 200 $DISK 2>&1); rc=$?
 	bg_kill
 	if [ $rc = 0 ]; then
-		out="$out; leader spinning: $(timeout 60 threxec 200 - 2>&1)"; rc=$?
+		out="$out; leader spinning: $(timeout $((60 * ${LIMITX:-1})) threxec 200 - 2>&1)"; rc=$?
 	fi
 	snap $C/b $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
 	expect "threxec exit $rc: $out" [ $rc = 0 ]
