@@ -146,7 +146,7 @@ case_mem() {
 case_hackbench() {
 	local out rc
 	snap $C/a $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
-	out=$(timeout 90 hackbench -p -g 4 -l 400 2>&1); rc=$?
+	out=$(timeout $((90 * ${LIMITX:-1})) hackbench -p -g 4 -l 400 2>&1); rc=$?
 	snap $C/b $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
 	expect "hackbench exit $rc: $(echo "$out" | tail -1)" [ $rc = 0 ]
 	expect_format $PSI_DIR/cpu cpu

@@ -134,7 +134,7 @@ case_sbs_hackbench() {
 	local out rc
 	mod_loaded || { bad "module not loaded"; return; }
 	snap $C/a $K/cpu $M/cpu
-	out=$(timeout 90 hackbench -p -g 4 -l 400 2>&1); rc=$?
+	out=$(timeout $((90 * ${LIMITX:-1})) hackbench -p -g 4 -l 400 2>&1); rc=$?
 	snap $C/b $K/cpu $M/cpu
 	expect "hackbench exit $rc" [ $rc = 0 ]
 	sbs_compare cpu some 10
