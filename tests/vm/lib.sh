@@ -109,6 +109,11 @@ make_disk() {
 #   - panic=-1 with -no-reboot: a panic (panic_on_warn/oops=panic) ends qemu
 #     at once instead of hanging until the host timeout.
 #   - cache=none: the host page cache must not absorb the guest's O_DIRECT.
+#   - a second monitor on a socket beside the results file (X.monitor for
+#     X.results): when a guest hangs, `info registers -a` and `x/8i` there
+#     show where each vCPU is (e.g. python3 -c 'import socket,sys,time;
+#     s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1]);
+#     s.send(b"info registers -a\n");time.sleep(1);print(s.recv(65536).decode())' F)
 #   - loglevel=5 (not `quiet`): WARNING splats are KERN_WARNING (4) and must
 #     reach the serial log; `quiet` would hide them.
 qemu_cmd() {
@@ -118,5 +123,6 @@ qemu_cmd() {
 		-kernel "$(kernel_image "$kver")" -initrd "$initrd"
 		-drive "file=$disk,format=raw,if=virtio,cache=${PSI_VM_DISK_CACHE:-none}"
 		-serial mon:stdio -serial "file:$res"
+		-monitor "unix:${res%.results}.monitor,server=on,wait=off"
 		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=${PSI_VM_LOGLEVEL:-5} psitest.hz=$(kernel_hz "$kver") $extra")
 }
