@@ -363,6 +363,8 @@ struct psim_group {
 static inline u32 psim_cpu_recent_times(const struct psim_cpu_state *snap,
 					u64 now, u32 *times_prev, u32 *times)
 {
+	/* a clock read on another CPU may be a hair behind the period start */
+	u32 live = (s64)(now - snap->state_start) > 0 ? now - snap->state_start : 0;
 	u32 changed = 0;
 	int s;
 
@@ -370,7 +372,7 @@ static inline u32 psim_cpu_recent_times(const struct psim_cpu_state *snap,
 		u32 t = snap->times[s];
 
 		if (snap->state_mask & (1U << s))
-			t += now - snap->state_start;
+			t += live;
 		times[s] = t - times_prev[s];
 		times_prev[s] = t;
 		if (times[s])

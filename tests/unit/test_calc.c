@@ -758,6 +758,14 @@ static void record_times_ignores_an_earlier_time(void)
 	psim_record_times(&c, 5100);
 	TU_EQ(c.times[PSIM_CPU_SOME], 100);
 	TU_EQ(c.times[PSIM_NONIDLE], 100);
+	/* nor does the aggregator's snapshot read a live part below zero */
+	{
+		u32 prev[PSIM_NR_STATES] = { 0, }, t[PSIM_NR_STATES];
+
+		psim_cpu_recent_times(&c, 5050, prev, t);
+		TU_EQ(t[PSIM_CPU_SOME], 100);
+		TU_EQ(t[PSIM_NONIDLE], 100);
+	}
 }
 
 int main(void)
