@@ -85,7 +85,7 @@ pabs() { case "$1" in -*) echo "${1#-}" ;; *) echo "$1" ;; esac; }
 # with totals within 0.4%: windows that far apart see different bursts.)
 ALIGN_GOAL_US=15000
 aligned_load() {
-	local kp target off try r mp
+	local kp target off=unlocated try r mp
 	kp=$(cat /tmp/kphase)
 	target=$kp
 	for try in 1 2 3 4 5 6 7 8; do
@@ -94,7 +94,12 @@ aligned_load() {
 		[ "$r" = ok ] || { echo "load failed: $r"; return 1; }
 		set -- $(grid_phase $M/cpu)
 		mp=$1
-		isint "$mp" || { echo "no psi_mod fold seen"; return 1; }
+		# folds whose intervals do not intersect (one work item ran late
+		# on a loaded host: "? SPREAD") or none seen: measure again
+		if ! isint "$mp"; then
+			echo "try $try: psi_mod fold phase not located ($*)" >> $C/align
+			continue
+		fi
 		off=$(phase_diff "$mp" "$kp")
 		echo "try $try: psi_mod grid $(( off / 1000 )) ms after the kernel's" >> $C/align
 		[ "$(pabs "$off")" -le $ALIGN_GOAL_US ] && { echo "$off"; return 0; }
