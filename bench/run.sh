@@ -26,7 +26,7 @@
 #              executed block, bench/profile.py folds them into functions and
 #              prints instructions per context switch per function, what
 #              psi_mod adds (mod-on - psi=0) beside what the kernel's PSI adds
-#              (psi=1 - psi=0): bench/results/profile.txt. About 15 minutes.
+#              (psi=1 - psi=0): bench/results/profile.txt. About 5 minutes (measured once).
 #   --report   only rebuild the tables and plots from raw files of earlier runs
 # Configurations (one boot each; -smp 1, nokaslr, 512 MiB):
 #   psimod psi=0  6.1.*-psimod-psi booted psi=0: columns psi=0, mod-off, mod-on
