@@ -349,6 +349,7 @@ struct psim_group {
 	u64 total[PSIM_NR_STATES - 1];		/* ns, cumulative */
 	u64 avg_total[PSIM_NR_STATES - 1];	/* part of total averaged */
 	unsigned long avg[PSIM_NR_STATES - 1][3];
+	unsigned long seen[3];			/* warm-up weights, see below */
 	u64 avg_last_update;
 	u64 avg_next_update;
 	u64 period;				/* ns between samples */
@@ -468,6 +469,57 @@ static inline void psim_calc_avgs(unsigned long avg[3],
 	avg[2] = psim_calc_load(avg[2], PSIM_EXP_300s, pct);
 }
 
+/*
+ * Warm-up. The kernel's averages start from zero at boot, when there was
+ * nothing before. psi_mod starts at its load, often on a machine that has
+ * been stalling for hours: from zero, avg10 would show 63% of a steady
+ * stall after 10 s and avg300 after 5 minutes, and a consumer such as oomd
+ * would take a machine in trouble for a calm one. So each average is shown
+ * divided by the weight of the periods seen so far: @seen is the same
+ * moving average fed 100% for every period since the load (periods missed
+ * while idle included: they were seen, as zeros), 100% * (1 - exp^n) after
+ * n periods, in the averages' own scale so that its rounding stays below
+ * the last digit shown. The quotient is the average over the time
+ * observed, with the kernel's weights; on a steady load it is the load's
+ * share from the first period on. calc_load() rounds up while active >=
+ * load, so seen reaches 100% exactly (avg10 after 56 periods, 2 minutes;
+ * avg60 after 282; avg300 after 1140, 38 minutes; unit-tested), and from
+ * then on the shown value is the kernel's own arithmetic, bit for bit.
+ */
+#define PSIM_AVG_100	(100 * PSIM_FIXED_1)
+
+static inline void psim_calc_seen(unsigned long seen[3],
+				  unsigned int missed_periods)
+{
+	/* as psim_calc_avgs() steps: the missed periods at once, then one */
+	if (missed_periods) {
+		seen[0] = psim_calc_load_n(seen[0], PSIM_EXP_10s, PSIM_AVG_100,
+					   missed_periods);
+		seen[1] = psim_calc_load_n(seen[1], PSIM_EXP_60s, PSIM_AVG_100,
+					   missed_periods);
+		seen[2] = psim_calc_load_n(seen[2], PSIM_EXP_300s, PSIM_AVG_100,
+					   missed_periods);
+	}
+	seen[0] = psim_calc_load(seen[0], PSIM_EXP_10s, PSIM_AVG_100);
+	seen[1] = psim_calc_load(seen[1], PSIM_EXP_60s, PSIM_AVG_100);
+	seen[2] = psim_calc_load(seen[2], PSIM_EXP_300s, PSIM_AVG_100);
+}
+
+/* The value to show for a raw average @avg with warm-up weight @seen. */
+static inline unsigned long psim_avg_shown(unsigned long avg,
+					   unsigned long seen)
+{
+	u64 v;
+
+	if (seen >= PSIM_AVG_100)
+		return avg;
+	if (!seen)
+		return 0;
+	v = div_u64((u64)avg * PSIM_AVG_100, seen);
+	/* rounding may overshoot a 100% average by a hair */
+	return v < PSIM_AVG_100 ? v : PSIM_AVG_100;
+}
+
 static inline void psim_group_init(struct psim_group *g, u64 now, u64 period)
 {
 	memset(g, 0, sizeof(*g));
@@ -510,6 +562,7 @@ static inline u64 psim_update_averages(struct psim_group *g, u64 now)
 		g->avg_total[s] += sample;
 		psim_calc_avgs(g->avg[s], missed, sample, period);
 	}
+	psim_calc_seen(g->seen, missed);
 	return next;
 }
 

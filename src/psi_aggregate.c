@@ -677,7 +677,8 @@ int psim_show(struct seq_file *m, enum psim_res res)
 								  now);
 	for (full = 0; full < 2; full++) {
 		for (i = 0; i < 3; i++)
-			avg[full][i] = psim_group.avg[res * 2 + full][i];
+			avg[full][i] = psim_avg_shown(psim_group.avg[res * 2 + full][i],
+						      psim_group.seen[i]);
 		total[full] = psim_group.total[res * 2 + full];
 	}
 	mutex_unlock(&psim_avgs_lock);
@@ -738,6 +739,9 @@ int psim_show_state(struct seq_file *m)
 	}
 	mutex_lock(&psim_avgs_lock);
 	seq_printf(m, "avgs_work_runs %lu\n", psim_avgs_runs);
+	/* warm-up weights (204800 = 100%: the kernel's arithmetic) */
+	seq_printf(m, "avg_seen %lu %lu %lu\n", psim_group.seen[0],
+		   psim_group.seen[1], psim_group.seen[2]);
 	mutex_unlock(&psim_avgs_lock);
 	seq_printf(m, "avgs_work_pending %d\n",
 		   delayed_work_pending(&psim_avgs_work));

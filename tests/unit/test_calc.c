@@ -768,6 +768,145 @@ static void record_times_ignores_an_earlier_time(void)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+
+/* Warm-up (psim_calc_seen(), psim_avg_shown()): see psi_mod_logic.h. */
+
+/* One period of @pct percent stall on IO SOME, folded on time. */
+static void fold_pct(struct psim_group *g, u64 *now, unsigned int pct)
+{
+	g->total[PSIM_IO_SOME] += PERIOD * pct / 100;
+	*now += PERIOD;
+	g->avg_next_update = psim_update_averages(g, *now);
+}
+
+static void warmup_steady_share_is_shown_from_the_first_period(void)
+{
+	struct psim_group g;
+	u64 now = T0;
+	char b[48];
+	int n, i;
+
+	psim_group_init(&g, T0, PERIOD);
+	/* before the first fold there is nothing to show */
+	TU_EQ(psim_avg_shown(g.avg[PSIM_IO_SOME][0], g.seen[0]), 0);
+	for (n = 1; n <= 40; n++) {
+		fold_pct(&g, &now, 37);
+		for (i = 0; i < 3; i++) {
+			unsigned long v = psim_avg_shown(g.avg[PSIM_IO_SOME][i],
+							 g.seen[i]);
+
+			/*
+			 * 37.00 but for rounding: every calc_load() may round
+			 * the raw average up by one unit, and one unit of it
+			 * is 100% / seen units once divided (0.07 points in
+			 * avg300's first period, under 0.05 after 40).
+			 */
+			unsigned long tol = (n + 1) *
+					    (PSIM_AVG_100 / g.seen[i] + 1);
+
+			TU_CHECK(v + tol >= PCT(37) && v <= PCT(37) + tol,
+				 "period %d avg[%d] shown %s (raw %lu, seen %lu)",
+				 n, i, fmt_avg(b, sizeof(b), v),
+				 g.avg[PSIM_IO_SOME][i], g.seen[i]);
+		}
+	}
+	/* the first period by hand: seen (204800*371 + 2047)/2048 = 37100 */
+	psim_group_init(&g, T0, PERIOD);
+	now = T0;
+	fold_pct(&g, &now, 37);
+	TU_EQ(g.seen[0], 37100);
+	TU_EQ(g.avg[PSIM_IO_SOME][0], 13727);	/* 75776*371 + 2047, /2048 */
+	/* 13727 * 204800 / 37100 = 75776 = PCT(37) exactly */
+	TU_EQ(psim_avg_shown(13727, 37100), PCT(37));
+	TU_STREQ(fmt_avg(b, sizeof(b), psim_avg_shown(13727, 37100)), "37.00");
+	/* the kernel's arithmetic from zero would show 6.70 */
+	TU_STREQ(fmt_avg(b, sizeof(b), 13727), "6.70");
+}
+
+static void warmup_ends_exactly_and_then_is_the_kernels_arithmetic(void)
+{
+	/* periods until seen reaches FIXED_1 (an independent script agrees) */
+	static const int want[3] = { 56, 282, 1140 };
+	struct psim_group g;
+	u64 now = T0;
+	int n, i, done[3] = { 0, 0, 0 };
+	unsigned int r = 12345;
+
+	psim_group_init(&g, T0, PERIOD);
+	for (n = 1; n <= 1200; n++) {
+		r = r * 1103515245 + 12345;
+		fold_pct(&g, &now, (r >> 16) % 101);
+		for (i = 0; i < 3; i++) {
+			TU_CHECK(g.seen[i] <= PSIM_AVG_100, "seen[%d] %lu",
+				 i, g.seen[i]);
+			if (!done[i] && g.seen[i] == PSIM_AVG_100) {
+				done[i] = n;
+				TU_EQ(done[i], want[i]);
+			}
+			/* warmed up: shown is raw, bit for bit, for good */
+			if (done[i])
+				TU_EQ(psim_avg_shown(g.avg[PSIM_IO_SOME][i],
+						     g.seen[i]),
+				      g.avg[PSIM_IO_SOME][i]);
+		}
+	}
+	for (i = 0; i < 3; i++)
+		TU_CHECK(done[i], "seen[%d] never reached 100%%", i);
+	/* never above 100%: a hair of rounding is clamped */
+	TU_EQ(psim_avg_shown(PCT(100), PSIM_AVG_100 - 1), PCT(100));
+	TU_EQ(psim_avg_shown(PCT(100) - 1, PCT(100) - 2), PCT(100));
+}
+
+static void warmup_counts_missed_periods_as_seen(void)
+{
+	struct psim_group g;
+	u64 now = T0;
+
+	psim_group_init(&g, T0, PERIOD);
+	fold_pct(&g, &now, 100);
+	/* idle: the work comes 3 periods late; the sample is 1 period of 0 */
+	now += 4 * PERIOD;
+	g.avg_next_update = psim_update_averages(&g, now);
+	/* seen: 4 more periods of 100%, the missed 3 at once */
+	TU_EQ(g.seen[0], psim_calc_load(psim_calc_load_n(37100, E10,
+							  PSIM_AVG_100, 3),
+					E10, PSIM_AVG_100));
+	/* shown: 100% for 1 of the 5 periods, with the kernel's weights */
+	TU_CHECK(psim_avg_shown(g.avg[PSIM_IO_SOME][0], g.seen[0]) <
+		 PCT(100) / 2, "avg10 after 1 busy and 4 idle periods: %lu",
+		 psim_avg_shown(g.avg[PSIM_IO_SOME][0], g.seen[0]));
+}
+
+/*
+ * The issue's midload target: a kernel PSI that has seen a steady ~40%
+ * stall for a long time, psi_mod loaded into it; both fed the same periods
+ * of 35..45%. After 5 periods (10 s) the shown avg10 is within 2 points of
+ * the kernel's; the raw average (the kernel's arithmetic from zero) is not.
+ */
+static void warmup_meets_the_kernel_10s_after_a_midload(void)
+{
+	struct psim_group g;
+	unsigned long k[3] = { PCT(40), PCT(40), PCT(40) };
+	u64 now = T0;
+	unsigned int r = 777, pct;
+	int n;
+	long d;
+
+	psim_group_init(&g, T0, PERIOD);
+	for (n = 1; n <= 5; n++) {
+		r = r * 1103515245 + 12345;
+		pct = 35 + (r >> 16) % 11;
+		fold_pct(&g, &now, pct);
+		psim_calc_avgs(k, 0, PERIOD * pct / 100, PERIOD);
+	}
+	d = (long)psim_avg_shown(g.avg[PSIM_IO_SOME][0], g.seen[0]) - (long)k[0];
+	TU_CHECK(d < (long)PCT(2) && d > -(long)PCT(2),
+		 "shown avg10 %ld/2048 points from the kernel's", d);
+	d = (long)g.avg[PSIM_IO_SOME][0] - (long)k[0];
+	TU_CHECK(d < -(long)PCT(10), "raw avg10 only %ld/2048 below", d);
+}
+
 int main(void)
 {
 	TU_RUN(calc_load_rounds_up_when_active_ge_load);
@@ -785,5 +924,9 @@ int main(void)
 	TU_RUN(cpu_change_records_old_states_then_recomputes);
 	TU_RUN(lazy_periods_equal_eager_periods);
 	TU_RUN(record_times_ignores_an_earlier_time);
+	TU_RUN(warmup_steady_share_is_shown_from_the_first_period);
+	TU_RUN(warmup_ends_exactly_and_then_is_the_kernels_arithmetic);
+	TU_RUN(warmup_counts_missed_periods_as_seen);
+	TU_RUN(warmup_meets_the_kernel_10s_after_a_midload);
 	return tu_exit();
 }
