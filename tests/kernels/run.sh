@@ -11,9 +11,10 @@
 #            lockdep is slow under TCG), then tests/kernels/dkms.sh (DKMS
 #            add/build/install, boot, modprobe, remove) and deb.sh (make deb,
 #            apt-get install, purge); --no-dkms skips those two
-#   --smoke  (make check, ~5 min): fetch and build all, boot 6.12 and nopsi
-#            with the short "smoke" suite (tests/kernels/guest/suite-smoke.sh:
-#            load, spin, io, unload, dmesg)
+#   --smoke  (make check): fetch and build all, boot each but 6.1 (whose
+#            full suites the vm lane runs) with the short "smoke" suite
+#            (tests/kernels/guest/suite-smoke.sh: load, spin, io, unload,
+#            dmesg)
 #   --kernels: fetch and build only these; --boot: boot only these
 #            (with the smoke suite under --smoke, else psi0)
 # env: PSI_KERNELS_DIR (default <repo>/build/kernels), PSI_VM_TIMEOUT
@@ -47,7 +48,7 @@ while [ $# -gt 0 ]; do
 done
 
 all=(6.1 5.10 6.12 6.12-rt nopsi debug)
-if [ $smoke = 1 ]; then boots=" 6.12 nopsi "; suite=smoke; else boots=" ${all[*]} "; suite=psi0; fi
+if [ $smoke = 1 ]; then boots=" 5.10 6.12 6.12-rt nopsi debug "; suite=smoke; else boots=" ${all[*]} "; suite=psi0; fi
 if [ -n "$only" ]; then IFS=, read -r -a all <<< "$only"; fi
 [ -z "$boot_only" ] || boots=" ${boot_only//,/ } "
 [ $smoke = 1 ] && dkms=0
@@ -84,9 +85,16 @@ for k in "${all[@]}"; do
 	esac
 done
 
+# --- the static check's own check, once
+line=$("$here/atomic-check.sh" --selftest)
+case "$line" in
+ok:*) pass "atomic-check/selftest" "${line#ok: }" ;;
+*) fail "atomic-check/selftest" "${line#FAIL: }" ;;
+esac
+
 # --- build: W=1, no warning, vermagic of the kernel
 build() {	# kernel -> $out/<kernel>/mod/psi_mod.ko
-	local k=$1 d=$out/$1/mod log=$out/logs/build-$1.log w vm
+	local k=$1 d=$out/$1/mod log=$out/logs/build-$1.log w vm line
 	rm -rf "$d"
 	mkdir -p "$d"
 	cp -r "$src"/. "$d/"
@@ -105,6 +113,13 @@ build() {	# kernel -> $out/<kernel>/mod/psi_mod.ko
 	*) fail "$k/build" "vermagic '$vm' is not $KVER"; return 1 ;;
 	esac
 	pass "$k/build" "W=1 clean, vermagic $vm"
+	# nothing a probe reaches may sleep, allocate or print (PREEMPT_RT:
+	# a spinlock_t sleeps); read off the object code
+	line=$("$here/atomic-check.sh" "$d/psi_mod.ko")
+	case "$line" in
+	ok:*) pass "$k/atomic" "${line#ok: }" ;;
+	*) fail "$k/atomic" "${line#FAIL: }" ;;
+	esac
 }
 
 for k in "${all[@]}"; do

@@ -1,0 +1,110 @@
+#!/bin/bash
+# Static check of a built psi_mod.ko: nothing a probe can reach may sleep,
+# allocate or print.
+#
+# The probes run inside the scheduler with the runqueue lock held and
+# interrupts off (sched_switch, sched_wakeup, sched_migrate_task), or in
+# kprobe handlers and reclaim/compaction tracepoints that may sit under
+# other spinlocks. On PREEMPT_RT a spinlock_t is a sleeping rt_mutex, so
+# one taken there is a bug that shows only under contention ("scheduling
+# while atomic"), and a printk or an allocation there is a latency spike.
+# The kernel cannot tell us this at run time on Debian's RT kernel (no
+# CONFIG_DEBUG_ATOMIC_SLEEP, no lockdep), so read it off the object code:
+# from every probe entry point, follow the calls and jumps within the
+# module (objdump -d), and collect every function outside it that is
+# called (its relocations). Each must be on the list below of functions
+# that are safe with interrupts off and never sleep.
+#
+# usage: tests/kernels/atomic-check.sh psi_mod.ko
+#        tests/kernels/atomic-check.sh --selftest
+# Output: one line, "ok: <n> probe entry points reach only: <functions>",
+# or "FAIL: <entry> reaches <function> ..." and exit 1. --selftest checks
+# the checker: a probe that reaches mutex_lock() through a helper of its
+# own must be caught, its neighbour that takes a raw spinlock must not.
+set -uo pipefail
+ko=${1:?usage: atomic-check.sh psi_mod.ko | --selftest}
+
+if [ "$ko" = --selftest ]; then
+	d=$(mktemp -d) || exit 1
+	trap 'rm -rf "$d"' EXIT
+	cat > "$d/t.c" <<'EOC'
+void mutex_lock(void *m);
+void _raw_spin_lock(void *m);
+static void __attribute__((noinline)) helper(void *m) { mutex_lock(m); }
+void psim_probe_bad(void *m) { _raw_spin_lock(m); helper(m); }
+void psim_tp_good(void *m) { _raw_spin_lock(m); }
+EOC
+	gcc -O2 -c "$d/t.c" -o "$d/t.o" || { echo "FAIL: selftest object did not build"; exit 1; }
+	out=$("$0" "$d/t.o")
+	if [ "$out" = "FAIL: psim_probe_bad reaches mutex_lock (via helper);" ]; then
+		echo "ok: selftest caught mutex_lock two calls down and passed the raw spinlock"
+		exit 0
+	fi
+	echo "FAIL: selftest: got '$out'"
+	exit 1
+fi
+
+# Probe entry points, by the naming convention of src/psi_aggregate.c:
+# tracepoint probes psim_probe_* and psim_tp_*, kprobe and kretprobe
+# handlers psim_kp_* and psim_krp_*; module parameter accessors
+# (psim_tp_only_get/set) run in process context and are not probes.
+ROOTS='^psim_(probe|tp|kp|krp)_'
+NOT_ROOTS='_(get|set)(\.cold)?$'
+
+# Safe in atomic context, on every kernel and on PREEMPT_RT: raw spinlocks,
+# the scheduler clock, queueing a work item (irq-safe, raw timer base
+# lock), per-CPU and bit helpers, and what the compiler adds (ftrace entry,
+# return thunks, stack protector, fortify and BUG traps, and on the debug
+# kernel KASAN's checks and the irq-state tracking of lockdep).
+ALLOW='^(_raw_spin_(lock|unlock|trylock)(_irqsave|_irqrestore|_irq|_nested)?|sched_clock(_cpu)?|local_clock|queue_delayed_work_on|queue_work_on|_find_(first|next)_bit|__fentry__|__x86_return_thunk|__x86_indirect_thunk_[a-z0-9]+|__stack_chk_fail|__fortify_panic|BUG_func|__ubsan_handle_[a-z0-9_]+|__asan_[a-z0-9_]+|__kasan_check_(read|write)|trace_hardirqs_(on|off))$'
+# Not functions: data the probes read (sections, per-CPU bases, pv_ops
+# pointers, the workqueue pointer, before 6.2 current and the CPU
+# number, and lockdep's state that lockdep_assert_irqs_disabled() reads).
+DATA='^(\.[a-z.]+[0-9]*|pcpu_hot|const_pcpu_hot|current_task|cpu_number|this_cpu_off|__per_cpu_offset|pv_ops|system_wq|nr_cpu_ids|__cpu_(possible|online)_mask|jiffies|debug_locks|lockdep_recursion|hardirqs_enabled|hardirq_context)$'
+
+objdump -dr "$ko" 2>/dev/null | awk -v roots="$ROOTS" -v notroots="$NOT_ROOTS" \
+	-v allow="$ALLOW" -v data="$DATA" '
+/^[0-9a-f]+ <[^>]+>:$/ {
+	f = $2; gsub(/[<>:]/, "", f); funcs[f] = 1; next
+}
+# relocations: what a function refers to outside itself
+/R_X86_64_(PLT32|PC32|32S|64)/ {
+	s = $NF; sub(/[-+]0x[0-9a-f]+$/, "", s)
+	if (s != f) ext[f, s] = 1
+	next
+}
+# a direct call or jump to another function of the module (no relocation
+# when the target is in the same section)
+/\t(call|jmp|j[a-z]+) +[0-9a-f]+ <[^>+]+>/ {
+	t = $0; sub(/.*</, "", t); sub(/>.*/, "", t)
+	if (t != f) loc[f, t] = 1
+}
+END {
+	n = 0
+	for (r in funcs) {
+		if (r !~ roots || r ~ notroots) continue
+		n++
+		# everything r reaches inside the module
+		delete seen; delete todo; seen[r] = 1; todo[r] = 1; more = 1
+		while (more) {
+			more = 0
+			for (g in todo) {
+				delete todo[g]
+				for (k in loc) {
+					split(k, p, SUBSEP)
+					if (p[1] == g && !(p[2] in seen)) { seen[p[2]] = 1; todo[p[2]] = 1; more = 1 }
+				}
+			}
+		}
+		for (g in seen) for (k in ext) {
+			split(k, p, SUBSEP)
+			if (p[1] != g || p[2] in funcs || p[2] ~ data) continue
+			if (p[2] ~ allow) { used[p[2]] = 1; continue }
+			bad = bad sprintf(" %s reaches %s (via %s);", r, p[2], g)
+		}
+	}
+	if (!n) { print "FAIL: no probe entry point found (naming convention changed?)"; exit 1 }
+	if (bad != "") { print "FAIL:" bad; exit 1 }
+	u = ""; for (s in used) u = u " " s
+	printf "ok: %d probe entry points reach only:%s\n", n, u
+}'
