@@ -43,16 +43,26 @@ case_format() {
 	note "cpu: $(head -1 $PSI_DIR/cpu)"
 }
 
-# 15 s of idle: every avg10 below 1.00.
+# 15 s of idle: every avg10 below 1.00, or 4.00 on PREEMPT_RT. The bound
+# is for phantom pressure (a count left behind reads 50-100), not for the
+# little an idle guest really stalls: a kworker or interrupt thread woken
+# on an idle CPU waits from its enqueue to its switch-in. PREEMPT_RT runs
+# interrupts and timers in threads and wakes far more of them: the
+# kernel's own PSI on 6.12-rt ("kernel" suite, 2026-11-30) read cpu some
+# avg10 1.01 and 2.52 here in two boots (total +120 and +158 ms in the
+# 15 s; the 2.52 still carries the boot's share), psi_mod 1.58, 2.48, 0.43 on
+# psi=0 boots; psi_mod on 6.1 reads about 0.05. psi1's sbs-idle compares the
+# two side by side instead.
 case_idle() {
-	local f k v a b
+	local f k v a b lim=1.00
+	case "$(uname -v)" in *PREEMPT_RT*) lim=4.00 ;; esac
 	snap $C/a $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
 	sleep 15
 	snap $C/b $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
 	for f in $RESFILES; do
 		for k in some full; do
 			v=$(snap_val $C/b $PSI_DIR/$f $k avg10)
-			expect "$f $k avg10=$v after 15 s idle, want < 1.00" flt "${v:-999}" 1.00
+			expect "$f $k avg10=$v after 15 s idle, want < $lim" flt "${v:-999}" $lim
 		done
 		note "$f some avg10=$(snap_val $C/b $PSI_DIR/$f some avg10) total+$(snap_delta $C/a $C/b $PSI_DIR/$f some)us"
 	done

@@ -106,6 +106,8 @@ psi_val() {
 }
 # snap OUT FILE...: back-to-back sample of FILEs with a timestamp (kit snap)
 snap() { local o=$1; shift; kit snap "$@" > "$o"; }
+# context switches since boot, all CPUs
+ctxt() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
 snap_t() { awk '$1 == "T" { print $2 }' "$1"; }
 # snap_val SNAP FILE some|full FIELD
 snap_val() {

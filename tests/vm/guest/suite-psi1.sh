@@ -2,7 +2,7 @@
 # The module must refuse the default proc_dir (the kernel owns
 # /proc/pressure), load under proc_dir=psi_mod, and agree with the kernel.
 # The host reads the case list from the CASES= line below.
-CASES="eexist sbs-load sbs-cpu sbs-io sbs-io-free sbs-mixed sbs-hackbench thread-exec sbs-memory sbs-unload dmesg"
+CASES="eexist sbs-load sbs-idle sbs-cpu sbs-io sbs-io-free sbs-mixed sbs-hackbench thread-exec sbs-memory sbs-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -51,6 +51,50 @@ sbs_compare() {
 	else
 		bad "$res $k: unreadable totals (kernel $dk, psi_mod $dm)"
 	fi
+}
+
+# 15 s of idle, side by side. An idle guest still stalls a little (a
+# kworker or an interrupt thread waking on an idle CPU waits from its
+# enqueue to its switch-in); the psi0 suite's idle case bounds that with
+# avg10, which a kernel with more wakers (PREEMPT_RT's threaded interrupts)
+# may exceed on its own. Here the kernel's PSI is the judge: the issue's
+# totals target, |diff| <= 2% of the kernel's total + 10 ms per 10 s, for
+# every resource and state; cpu some may exceed it by CLOCK_ORDER_US per
+# wakeup (context switches / 2), the clock-read order of docs/accuracy.md
+# (the kernel's PSI work on this psi=1 boot runs inside psi_mod's
+# interval), and the excess per wakeup is printed.
+CLOCK_ORDER_US=10
+case_sbs_idle() {
+	local f k dk dm wall tol diff ca cb wk
+	mod_loaded || { bad "module not loaded"; return; }
+	snap $C/a $K/cpu $K/io $K/memory $M/cpu $M/io $M/memory
+	ca=$(ctxt)
+	sleep 15
+	snap $C/b $K/cpu $K/io $K/memory $M/cpu $M/io $M/memory
+	cb=$(ctxt)
+	wk=$(( (cb - ca) / 2 ))
+	wall=$(($(snap_t $C/b) - $(snap_t $C/a)))
+	for f in $RESFILES; do
+		for k in some full; do
+			dk=$(snap_delta $C/a $C/b $K/$f $k)
+			dm=$(snap_delta $C/a $C/b $M/$f $k)
+			if ! isint "$dk" || ! isint "$dm"; then
+				bad "$f $k: unreadable totals (kernel $dk, psi_mod $dm)"
+				continue
+			fi
+			tol=$((dk / 50 + wall / 1000))
+			diff=$((dm - dk))
+			if [ $f$k = cpusome ] && [ $diff -gt $tol ] && [ $wk -gt 0 ]; then
+				note "cpu some +$((diff - tol))us beyond the target = $(( (diff - tol) * 10 / wk / 10 )).$(( (diff - tol) * 10 / wk % 10 ))us per wakeup ($wk wakeups): clock-read order"
+				tol=$((tol + wk * CLOCK_ORDER_US))
+			fi
+			[ $diff -ge 0 ] || diff=$((-diff))
+			expect "$f $k idle: psi_mod +${dm}us vs kernel +${dk}us, differ by more than ${tol}us" \
+				[ $diff -le $tol ]
+		done
+		note "$f some kernel+$(snap_delta $C/a $C/b $K/$f some)us avg10=$(snap_val $C/b $K/$f some avg10) psi_mod+$(snap_delta $C/a $C/b $M/$f some)us avg10=$(snap_val $C/b $M/$f some avg10)"
+	done
+	note "wall ${wall}us, $((cb - ca)) context switches"
 }
 
 case_sbs_cpu() {
@@ -174,6 +218,7 @@ case_sbs_unload() {
 suite_begin
 run_case eexist 20 case_eexist
 run_case sbs-load 20 case_sbs_load
+run_case sbs-idle 30 case_sbs_idle
 run_case sbs-cpu 40 case_sbs_cpu
 run_case sbs-io 30 case_sbs_io
 run_case sbs-io-free 30 case_sbs_io_free
