@@ -350,6 +350,7 @@ struct psim_group {
 	u64 avg_total[PSIM_NR_STATES - 1];	/* part of total averaged */
 	unsigned long avg[PSIM_NR_STATES - 1][3];
 	unsigned long seen[3];			/* warm-up weights, see below */
+	unsigned int unfolded;			/* periods to leave out, below */
 	u64 avg_last_update;
 	u64 avg_next_update;
 	u64 period;				/* ns between samples */
@@ -549,6 +550,16 @@ static inline u64 psim_update_averages(struct psim_group *g, u64 now)
 	next = expires + (1 + missed) * g->period;
 	period = now - (g->avg_last_update + missed * g->period);
 	g->avg_last_update = now;
+
+	/*
+	 * A period the averages leave out (the module's first: its start
+	 * misses what began before the load), counted in the totals only.
+	 */
+	if (g->unfolded) {
+		g->unfolded--;
+		memcpy(g->avg_total, g->total, sizeof(g->avg_total));
+		return next;
+	}
 
 	for (s = 0; s < PSIM_NR_STATES - 1; s++) {
 		u32 sample = g->total[s] - g->avg_total[s];

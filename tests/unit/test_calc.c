@@ -907,6 +907,39 @@ static void warmup_meets_the_kernel_10s_after_a_midload(void)
 	TU_CHECK(d < -(long)PCT(10), "raw avg10 only %ld/2048 below", d);
 }
 
+/*
+ * The module leaves its first period out of the averages (unfolded = 1):
+ * the totals keep it, the averages and the warm-up start with the next
+ * period, on the same grid.
+ */
+static void unfolded_first_period_only_in_the_totals(void)
+{
+	struct psim_group g, ref;
+	u64 now = T0, next;
+
+	psim_group_init(&g, T0, PERIOD);
+	g.unfolded = 1;
+	psim_group_init(&ref, T0 + PERIOD, PERIOD);
+	g.total[PSIM_IO_SOME] = PERIOD / 4;		/* the incomplete one */
+	next = psim_update_averages(&g, T0 + PERIOD);
+	TU_EQ(next, T0 + 2 * PERIOD);
+	TU_EQ(g.unfolded, 0);
+	TU_EQ(g.avg[PSIM_IO_SOME][0], 0);
+	TU_EQ(g.seen[0], 0);
+	TU_EQ(g.total[PSIM_IO_SOME], PERIOD / 4);	/* kept */
+	g.avg_next_update = next;
+	now = T0 + PERIOD;
+	/* from here on exactly a group started one period later */
+	ref.total[PSIM_IO_SOME] = 0;
+	fold_pct(&g, &now, 60);
+	now = T0 + PERIOD;
+	fold_pct(&ref, &now, 60);
+	TU_EQ(g.avg[PSIM_IO_SOME][0], ref.avg[PSIM_IO_SOME][0]);
+	TU_EQ(g.avg[PSIM_IO_SOME][2], ref.avg[PSIM_IO_SOME][2]);
+	TU_EQ(g.seen[0], ref.seen[0]);
+	TU_EQ(g.total[PSIM_IO_SOME] - PERIOD / 4, ref.total[PSIM_IO_SOME]);
+}
+
 int main(void)
 {
 	TU_RUN(calc_load_rounds_up_when_active_ge_load);
@@ -928,5 +961,6 @@ int main(void)
 	TU_RUN(warmup_ends_exactly_and_then_is_the_kernels_arithmetic);
 	TU_RUN(warmup_counts_missed_periods_as_seen);
 	TU_RUN(warmup_meets_the_kernel_10s_after_a_midload);
+	TU_RUN(unfolded_first_period_only_in_the_totals);
 	return tu_exit();
 }
