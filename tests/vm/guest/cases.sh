@@ -49,10 +49,10 @@ case_format() {
 # on an idle CPU waits from its enqueue to its switch-in. PREEMPT_RT runs
 # interrupts and timers in threads and wakes far more of them: the
 # kernel's own PSI on 6.12-rt ("kernel" suite, 2026-11-30) read cpu some
-# avg10 1.01 and 2.52 here in two boots (total +120 and +158 ms in the
-# 15 s; the 2.52 still carries the boot's share), psi_mod 1.58, 2.48, 0.43 on
-# psi=0 boots; psi_mod on 6.1 reads about 0.05. psi1's sbs-idle compares the
-# two side by side instead.
+# avg10 1.01, 2.52 and 1.30 here in three boots (total +120, +158 and
+# +114 ms in the 15 s; the 2.52 still carries the boot's share), psi_mod
+# 1.58, 2.48 and 0.43 on psi=0 boots; psi_mod on 6.1 reads about 0.05.
+# psi1's sbs-idle compares the two side by side instead.
 case_idle() {
 	local f k v a b lim=1.00
 	case "$(uname -v)" in *PREEMPT_RT*) lim=4.00 ;; esac
