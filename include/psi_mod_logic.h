@@ -159,18 +159,24 @@ static inline u32 psim_state_mask(const struct psim_cpu_state *c)
 	return mask;
 }
 
+/*
+ * Time since the current period began. A clock read on another CPU (the
+ * aggregator's, a remote wakeup's) may be a hair behind this CPU's period
+ * start: that is no time at all, not a u32 wrap of 4.29 s.
+ */
+static inline u32 psim_elapsed(const struct psim_cpu_state *c, u64 now)
+{
+	return (s64)(now - c->state_start) > 0 ? now - c->state_start : 0;
+}
+
 /* Charge the time since state_start to the states that were in effect. */
 static inline void psim_record_times(struct psim_cpu_state *c, u64 now)
 {
-	u32 delta, m;
+	u32 delta = psim_elapsed(c, now), m;
 
-	/*
-	 * A clock read on another CPU (the aggregator's, a remote wakeup's)
-	 * may be a hair ahead of this one: charge nothing rather than 4 s.
-	 */
-	if ((s64)(now - c->state_start) < 0)
+	/* nothing to charge; and an earlier @now must not move the start */
+	if (!delta)
 		return;
-	delta = now - c->state_start;
 	c->state_start = now;
 	/* Usually one or two states are in effect: visit only those. */
 	for (m = c->state_mask & (BIT(PSIM_NR_STATES) - 1); m; m &= m - 1)
@@ -365,8 +371,7 @@ struct psim_group {
 static inline u32 psim_cpu_recent_times(const struct psim_cpu_state *snap,
 					u64 now, u32 *times_prev, u32 *times)
 {
-	/* a clock read on another CPU may be a hair behind the period start */
-	u32 live = (s64)(now - snap->state_start) > 0 ? now - snap->state_start : 0;
+	u32 live = psim_elapsed(snap, now);
 	u32 changed = 0;
 	int s;
 
@@ -447,27 +452,34 @@ static inline unsigned long psim_calc_load_n(unsigned long load,
 	return psim_calc_load(load, psim_fixed_power(exp, n), active);
 }
 
+/*
+ * One fold of the three averages, in calc_avgs()'s steps: @missed periods
+ * of @missed_active at once, then one period of @active.
+ */
+static inline void psim_fold3(unsigned long avg[3], unsigned int missed,
+			      unsigned long missed_active,
+			      unsigned long active)
+{
+	static const unsigned long exp[3] = {
+		PSIM_EXP_10s, PSIM_EXP_60s, PSIM_EXP_300s
+	};
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (missed)
+			avg[i] = psim_calc_load_n(avg[i], exp[i],
+						  missed_active, missed);
+		avg[i] = psim_calc_load(avg[i], exp[i], active);
+	}
+}
+
 static inline void psim_calc_avgs(unsigned long avg[3],
 				  unsigned int missed_periods,
 				  u64 time, u64 period)
 {
-	unsigned long pct;
-
-	/* Fill in zeroes for periods of no activity */
-	if (missed_periods) {
-		avg[0] = psim_calc_load_n(avg[0], PSIM_EXP_10s, 0,
-					  missed_periods);
-		avg[1] = psim_calc_load_n(avg[1], PSIM_EXP_60s, 0,
-					  missed_periods);
-		avg[2] = psim_calc_load_n(avg[2], PSIM_EXP_300s, 0,
-					  missed_periods);
-	}
-
-	/* Sample the most recent active period */
-	pct = div_u64(time * 100, period) * PSIM_FIXED_1;
-	avg[0] = psim_calc_load(avg[0], PSIM_EXP_10s, pct);
-	avg[1] = psim_calc_load(avg[1], PSIM_EXP_60s, pct);
-	avg[2] = psim_calc_load(avg[2], PSIM_EXP_300s, pct);
+	/* zeroes for periods of no activity, then the most recent one */
+	psim_fold3(avg, missed_periods, 0,
+		   div_u64(time * 100, period) * PSIM_FIXED_1);
 }
 
 /*
@@ -482,7 +494,7 @@ static inline void psim_calc_avgs(unsigned long avg[3],
  * n periods, in the averages' own scale so that its rounding stays below
  * the last digit shown. The quotient is the average over the time
  * observed, with the kernel's weights; on a steady load it is the load's
- * share from the first period on. calc_load() rounds up while active >=
+ * share from the first period folded on. calc_load() rounds up while active >=
  * load, so seen reaches 100% exactly (avg10 after 56 periods, 2 minutes;
  * avg60 after 282; avg300 after 1140, 38 minutes; unit-tested), and from
  * then on the shown value is the kernel's own arithmetic, bit for bit.
@@ -492,18 +504,7 @@ static inline void psim_calc_avgs(unsigned long avg[3],
 static inline void psim_calc_seen(unsigned long seen[3],
 				  unsigned int missed_periods)
 {
-	/* as psim_calc_avgs() steps: the missed periods at once, then one */
-	if (missed_periods) {
-		seen[0] = psim_calc_load_n(seen[0], PSIM_EXP_10s, PSIM_AVG_100,
-					   missed_periods);
-		seen[1] = psim_calc_load_n(seen[1], PSIM_EXP_60s, PSIM_AVG_100,
-					   missed_periods);
-		seen[2] = psim_calc_load_n(seen[2], PSIM_EXP_300s, PSIM_AVG_100,
-					   missed_periods);
-	}
-	seen[0] = psim_calc_load(seen[0], PSIM_EXP_10s, PSIM_AVG_100);
-	seen[1] = psim_calc_load(seen[1], PSIM_EXP_60s, PSIM_AVG_100);
-	seen[2] = psim_calc_load(seen[2], PSIM_EXP_300s, PSIM_AVG_100);
+	psim_fold3(seen, missed_periods, PSIM_AVG_100, PSIM_AVG_100);
 }
 
 /* The value to show for a raw average @avg with warm-up weight @seen. */

@@ -42,18 +42,9 @@ boot() {
 	(cd "$stage" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) >> "$initrd"
 	rm -rf "$stage"
 	PSI_VM_KERNEL=$IMAGE
-	# PREEMPT_RT under QEMU's multi-threaded TCG trapped twice on an int3
-	# that text_poke_bp() had already replaced (Oops: int3 at a static
-	# branch whose bytes read jmp again, while psi_mod's tracepoints were
-	# being attached or detached; docs/evidence/): the stale translation
-	# captured in docs/evidence/tcg-int3-hang-20261130.txt, which hits RT's
-	# busier CPUs more often. One host thread for both vCPUs does not have
-	# it; a PSI_MOD_ACCEL the user set wins.
-	local accel=${PSI_MOD_ACCEL:-tcg}
-	[ "$k" = 6.12-rt ] && [ -z "${PSI_MOD_ACCEL:-}" ] && accel=tcg,thread=single
-	PSI_MOD_ACCEL=$accel qemu_cmd "$KVER" "$initrd" "$(make_disk)" "$psi" "psitest.suite=$s" "$res"
+	qemu_cmd "$KVER" "$initrd" "$(make_disk)" "$psi" "psitest.suite=$s" "$res"
 	unset PSI_VM_KERNEL
-	log "$k: booting suite $s (accel $accel, timeout ${limit}s), log $logf"
+	log "$k: booting suite $s (${QEMU_ARGV[2]}, timeout ${limit}s), log $logf"
 	rc=0
 	local t0=$SECONDS
 	timeout --kill-after=10 "$limit" "${QEMU_ARGV[@]}" </dev/null >"$logf" 2>&1 || rc=$?

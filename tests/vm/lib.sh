@@ -116,8 +116,15 @@ make_disk() {
 #     s.send(b"info registers -a\n");time.sleep(1);print(s.recv(65536).decode())' F)
 #   - loglevel=5 (not `quiet`): WARNING splats are KERN_WARNING (4) and must
 #     reach the serial log; `quiet` would hide them.
+#   - PREEMPT_RT kernels (-rt- in the release) get one host thread for both
+#     vCPUs (tcg,thread=single) unless PSI_MOD_ACCEL is set: under QEMU's
+#     multi-threaded TCG they twice trapped on an int3 that text_poke_bp()
+#     had already replaced (docs/evidence/rt-int3-oops-20261130.txt), the
+#     stale translation captured in docs/evidence/tcg-int3-hang-20261130.txt,
+#     which RT's busier CPUs hit more often.
 qemu_cmd() {
 	local kver=$1 initrd=$2 disk=$3 psi=$4 extra=$5 res=$6 accel=${PSI_MOD_ACCEL:-tcg}
+	case "$kver" in *-rt-*) accel=${PSI_MOD_ACCEL:-tcg,thread=single} ;; esac
 	QEMU_ARGV=(qemu-system-x86_64 -accel "$accel" -smp 2 -m "${PSI_VM_MEM:-512M}"
 		-nographic -no-reboot
 		-kernel "$(kernel_image "$kver")" -initrd "$initrd"

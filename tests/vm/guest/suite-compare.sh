@@ -119,9 +119,9 @@ aligned_load() {
 # The check is on what is new: |(m_B - k_B) - (m_A - k_A) * (1677/2048)^N|
 # with N the grid points between A and B; the inherited part is printed.
 # psi_mod's m here is its raw average, the kernel's arithmetic from zero at
-# its load: what it shows divided back by its warm-up weight (the S line of
-# the snapshot, see psi_mod_logic.h); the same once warmed up (66 s after a
-# load). LITERAL=1 (midload) judges what both show instead: the issue's
+# its load: what it shows divided back by its warm-up weight (avg_seen in the
+# snapshot's debugfs state, see psi_mod_logic.h); the same once warmed up (avg10: 112 s
+# after a load). LITERAL=1 (midload) judges what both show instead: the issue's
 # "within 2 points 10 s after the load" is about what a consumer reads.
 # WAKEUPS (waker cases only, see WAKER_CASES): the cpu some total may
 # exceed the tolerance, and io some/full fall short of it, by at most
