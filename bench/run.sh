@@ -293,7 +293,11 @@ boot_one() {	# round label psi modes [extra cmdline]
 	fi
 }
 
-log "stock kernel $stock; psimod kernels: ${K_VER[psi]:-missing} ${K_VER[nopsi]:-missing}; module $modrev"
+if [[ ",$sets," == *,psimod,* ]]; then
+	log "stock kernel $stock; psimod kernels: ${K_VER[psi]:-missing} ${K_VER[nopsi]:-missing}; module $modrev"
+else
+	log "stock kernel $stock (the psimod kernels are not in this run's sets: $sets); module $modrev"
+fi
 log "groups $groups, cgroups $cgs, $rounds rounds x $reps reps, boots: ${boots[*]}"
 for ((r = 0; r < rounds; r++)); do
 	nb=${#boots[@]}

@@ -41,7 +41,6 @@ MODARGS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.modargs=//p' | tr ','
 # fires. Measured 4.9 us per wakeup (nap) and 7.8 (nap-cg) under TCG; the
 # allowance is 10 us per wakeup (TCG; not measured on hardware).
 WAKER_CASES="cpu-1 cpu-2 io-read io-read-busy0 io-read-free nap nap-cg io-write io-fsync io-throttled"
-CLOCK_ORDER_US=10	# grids counted as aligned within 40 ms (2% of a period)
 
 row() {	# the table line, to ttyS1 for the host and to the console
 	echo "@@ROW $*"
@@ -51,8 +50,11 @@ row() {	# the table line, to ttyS1 for the host and to the console
 # --- fold grid phase
 # grid_phase FILE: phase (us, CLOCK_MONOTONIC mod 2 s) of the folds of FILE's
 # averages, from 4.5 s of 2 ms polling under 3 spinners (cpu some ~50%, so
-# every fold changes avg10). Phases are CLOCK_MONOTONIC mod the period $PER. Prints "PHASE SPREAD": the median fold time and
-# the spread of the upper/lower bounds (the poll resolution plus jitter).
+# every fold changes avg10). Phases are CLOCK_MONOTONIC mod the period $PER.
+# Prints "PHASE WIDTH": the middle and the width of the intersection of the
+# folds' intervals (the poll resolution less jitter); "none" if no fold was
+# seen, "spread US" if the intervals do not intersect (one work item ran
+# later than another by more than the polling step).
 grid_phase() {
 	local i p
 	for i in 1 2 3; do spin 5 & echo $! >> $C/phase-pids; done
@@ -63,12 +65,12 @@ grid_phase() {
 	# 2 s circle (relative to the first one); the phase is the middle of
 	# the intersection, the spread its width
 	awk -v P=$PER '$1 == "F" { n++; lo[n] = $2; hi[n] = $3 }
-		END { if (n < 1) { print "? ?"; exit }
+		END { if (n < 1) { print "none"; exit }
 			L = lo[1]; H = hi[1]
 			for (i = 2; i <= n; i++) {
 				k = int((hi[i] - hi[1] + P / 2) / P) * P
 				if (lo[i] - k > L) L = lo[i] - k; if (hi[i] - k < H) H = hi[i] - k }
-			if (H < L) { print "? " L - H; exit }
+			if (H < L) { print "spread " L - H; exit }
 			p = ((L + H) / 2) % P
 			printf "%d %d\n", p, H - L }' $C/phase
 }
@@ -95,7 +97,7 @@ aligned_load() {
 		set -- $(grid_phase $M/cpu)
 		mp=$1
 		# folds whose intervals do not intersect (one work item ran late
-		# on a loaded host: "? SPREAD") or none seen: measure again
+		# on a loaded host: "spread US") or none seen: measure again
 		if ! isint "$mp"; then
 			echo "try $try: psi_mod fold phase not located ($*)" >> $C/align
 			continue
@@ -108,6 +110,12 @@ aligned_load() {
 	echo "$off"
 	[ "$(pabs "$off")" -le $PHASE_TOL_US ]
 }
+
+# have_grid, aligned: the cases compare on the kernel's grid, which
+# case_align found and loaded psi_mod on; without it they fail with that as
+# the reason
+have_grid() { [ -s /tmp/kphase ] || { bad "not run: case align did not locate the kernel's fold grid"; return 1; }; }
+aligned() { have_grid && { mod_loaded || { bad "module not loaded"; return 1; }; }; }
 
 # --- one comparison
 # compare_rows LABEL A B [AVG_TOL [WAKEUPS]]: rows for every resource/state
@@ -131,7 +139,7 @@ aligned_load() {
 # miss the 1 point by the share that allowance adds (100 * CLOCK_ORDER_US
 # * WAKEUPS / wall points) in the same direction, the same excess averaged.
 compare_rows() {
-	local label=$1 a=$2 b=$3 atol=${4:-1.0} wk=${5:-0} wall rs res st dk dm ka ma ka0 ma0 line kp nf
+	local label=$1 a=$2 b=$3 atol=${4:-1.0} wk=${5:-0} wall rs res st dk dm ka ma ka0 ma0 line kp nf dir rwk
 	wall=$(($(snap_t "$b") - $(snap_t "$a")))
 	kp=$(cat /tmp/kphase)
 	nf=$(awk -v a="$(snap_t "$a")" -v b="$(snap_t "$b")" -v p="$kp" -v P=$PER 'BEGIN {
@@ -148,20 +156,19 @@ compare_rows() {
 			bad "$res $st: unreadable (kernel $dk, psi_mod $dm)"
 			continue
 		fi
-		# tolerance: 2% of the kernel's total + 10 ms per 10 s = 1 us per ms
+		# the totals target (lib.sh): verdict and tolerance
+		dir=$(clock_dir $rs)
+		[ "$dir" = 0 ] && rwk=0 || rwk=$wk
+		set -- $(total_verdict "$dk" "$dm" "$wall" "$rwk" "$dir")
 		line=$(awk -v k="$dk" -v m="$dm" -v w="$wall" -v ka="$ka" -v ma="$ma" -v ka0="$ka0" \
-			-v ma0="$ma0" -v n="$nf" -v at="$atol" -v wk="$(case $rs in cpu:some|io:*) echo "$wk" ;; *) echo 0 ;; esac)" \
-			-v dir="$(case $rs in cpu:some) echo 1 ;; *) echo -1 ;; esac)" \
+			-v ma0="$ma0" -v n="$nf" -v at="$atol" -v wk="$rwk" -v dir="$dir" -v v1="$1" -v tol="$2" \
 			-v cu=$CLOCK_ORDER_US -v sa="$(snap_seen "$a")" -v sb="$(snap_seen "$b")" \
 			-v lit="${LITERAL:-0}" 'BEGIN {
-			d = m - k; tol = int(k * 0.02 + w / 1000)
+			d = m - k
 			# busybox awk has no exp(): the power by multiplication
 			f = 1; for (i = 0; i < n; i++) f *= 1677 / 2048
 			inh = (ma0 * sa / 204800 - ka0) * f; ad = ma * sb / 204800 - ka - inh
 			pct = k > 0 ? sprintf("%+.1f%%", 100 * d / k) : "n/a"
-			v1 = (d <= tol && -d <= tol) ? "ok" : "MISS"
-			# the clock-read order lengthens cpu some, shortens io (dir)
-			if (v1 == "MISS" && wk > 0 && d * dir > 0 && d * dir <= tol + wk * cu) v1 = "clk"
 			v2 = (ad <= at + 0.005 && -ad <= at + 0.005) ? "ok" : "MISS"
 			if (lit) {
 				# psi_mod averages only the periods after A: e is the
@@ -185,7 +192,7 @@ compare_rows() {
 		set -- $line
 		row "$label $res $st $line wall=$wall"
 		local more=
-		case $rs in cpu:some|io:*) [ "$wk" -gt 0 ] && more=" + $CLOCK_ORDER_US us x $wk wakeups" ;; esac
+		[ "$rwk" -gt 0 ] && more=" + $CLOCK_ORDER_US us x $wk wakeups"
 		expect "$res $st total: psi_mod ${2}us vs kernel ${1}us, diff $3 ($4) > tol $5us$more" \
 			[ "${10}" = ok -o "${10}" = clk ]
 		if [ "${10}" = clk ]; then
@@ -226,7 +233,7 @@ snap_seen() { awk -v f=$STATE '$1 == f && $2 == "avg_seen" { s = $3; n = 1 } END
 # wait for mid-period), stop it, compare.
 workload() {
 	local fn=$1 settle=${2:-2} ca cb wk=0
-	mod_loaded || { bad "module not loaded"; return; }
+	aligned || return
 	( $fn $((DUR + 10)) ) > $C/wl.out 2>&1 &
 	echo $! >> $C/pids
 	sleep "$settle"
@@ -304,18 +311,31 @@ wl_mixed() {
 
 # --- cases
 # align: find the kernel's fold grid, load psi_mod on it
+# The kernel's work item runs a jiffy or more after its grid point, later
+# when a spinner holds the CPU: its folds' intervals have been seen 13 ms
+# apart, and in one CI run two did not intersect at all. Such a measurement
+# is taken again (up to 5 times), as psi_mod's are in aligned_load.
 case_align() {
-	local kp off
-	set -- $(grid_phase $K/cpu)
-	kp=$1
-	expect "kernel fold phase not found (no avg change in 4.5 s of polling)" isint "$kp"
+	local kp off try
+	: > $C/kalign
+	for try in 1 2 3 4 5; do
+		set -- $(grid_phase $K/cpu)
+		kp=$1
+		isint "$kp" && break
+		if [ "$1" = none ]; then
+			echo "try $try: no change of the kernel's avgs in 4.5 s of polling" >> $C/kalign
+		else
+			echo "try $try: the kernel's folds do not line up (intervals ${2}us apart): $(awk '$1 == "F" { printf "(%d,%d] ", $2 % '$PER', $3 % '$PER' }' $C/phase)" >> $C/kalign
+		fi
+	done
+	expect "kernel fold phase not found: $(joinl $C/kalign)" isint "$kp"
 	isint "$kp" || return
 	echo "$kp" > /tmp/kphase
 	off=$(aligned_load)
 	expect "psi_mod could not be aligned to the kernel's grid: offset ${off}us ($(joinl $C/align))" \
 		eval "isint '$off' && [ \$(pabs '$off') -le $PHASE_TOL_US ]"
 	echo "$off" > /tmp/moff
-	note "kernel grid phase ${kp}us (located within a $2us window); $(joinl $C/align)"
+	note "kernel grid phase ${kp}us (located within a $2us window$([ -s $C/kalign ] && echo "; $(joinl $C/kalign)")); $(joinl $C/align)"
 }
 CASE=
 # defcase NAME FN [SETTLE]: the case function for a workload
@@ -368,6 +388,7 @@ midload_shares() {
 # 2 points (psi_mod's warm-up, psi_mod_logic.h).
 case_midload() {
 	local off t0 g ca
+	have_grid || return
 	mod_loaded && mod_unload > /dev/null
 	( spinners 3 $((DUR + 100)) & dio read /dev/vda $((DUR + 100)) & memhog 700 $((DUR + 100)) & wait ) \
 		> $C/wl.out 2>&1 &
@@ -415,7 +436,7 @@ case_midload() {
 # hotplug: cpu1 offline/online 20 times under 3 spinners + an io reader
 case_hotplug() {
 	local i u bad_n=0 t
-	mod_loaded || { bad "module not loaded"; return; }
+	aligned || return
 	[ -e /sys/devices/system/cpu/cpu1/online ] || { bad "cpu1 cannot be offlined"; return; }
 	( spinners 3 600 & dio read /dev/vda 600 & wait ) > $C/wl.out 2>&1 &
 	echo $! >> $C/pids
@@ -450,7 +471,7 @@ fi
 echo "swap: $(grep -i swaptotal /proc/meminfo)"
 # the boot's own cpu pressure decays first (it is not part of any workload)
 sleep 5
-run_case align 60 case_align
+run_case align 120 case_align
 for c in cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-busy0 io-read-free nap nap-cg io-write io-fsync \
 	io-throttled mem-zram mem-pagecache mem-compact mixed; do
 	runw $c
