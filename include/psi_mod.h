@@ -38,6 +38,7 @@ int psim_kp_memstall_enter(struct kprobe *kp, struct pt_regs *regs);
 int psim_kp_memstall_leave(struct kprobe *kp, struct pt_regs *regs);
 int psim_krp_exchange_entry(struct kretprobe_instance *ri, struct pt_regs *regs);
 int psim_krp_exchange_ret(struct kretprobe_instance *ri, struct pt_regs *regs);
+int psim_kp_idle_dead(struct kprobe *kp, struct pt_regs *regs);
 #define PSIM_XTIDS_DATA_SIZE	(2 * sizeof(void *))
 
 /* psi_proc.c: the files under /proc */

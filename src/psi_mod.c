@@ -47,6 +47,10 @@ static bool psim_kps_attached;
 static struct kretprobe psim_krp_xtids;
 static bool psim_krp_attached;
 
+/* a dying CPU's switch to idle, which no tracepoint shows (psi_aggregate.c) */
+static struct kprobe psim_kp_dead;
+static bool psim_kp_dead_attached;
+
 static void psim_detach_tracepoints(int n)
 {
 	while (n-- > 0)
@@ -106,6 +110,24 @@ static void psim_attach_xtids(void)
 			     ret);
 }
 
+/*
+ * After the switch probe, whose counts it undoes. Without it the CPU-dead
+ * callback does the same, later (psi_aggregate.c).
+ */
+static void psim_attach_idle_dead(void)
+{
+	int ret;
+
+	memset(&psim_kp_dead, 0, sizeof(psim_kp_dead));
+	psim_kp_dead.symbol_name = "cpuhp_report_idle_dead";
+	psim_kp_dead.pre_handler = psim_kp_idle_dead;
+	ret = register_kprobe(&psim_kp_dead);
+	psim_kp_dead_attached = !ret;
+	if (ret)
+		pr_notice_once("psi_mod: no kprobe on cpuhp_report_idle_dead (%d): a CPU going offline counts as busy until its dead callback\n",
+			       ret);
+}
+
 /* Last: a memstall probe counts its task as running (see psim_attach()). */
 static void psim_attach_memstall(void)
 {
@@ -140,6 +162,9 @@ static void psim_detach_kprobes(void)
 	if (psim_kps_attached)
 		unregister_kprobes(psim_kps, ARRAY_SIZE(psim_kps));
 	psim_kps_attached = false;
+	if (psim_kp_dead_attached)
+		unregister_kprobe(&psim_kp_dead);
+	psim_kp_dead_attached = false;
 	if (psim_krp_attached)
 		unregister_kretprobe(&psim_krp_xtids);
 	psim_krp_attached = false;
@@ -152,8 +177,8 @@ static int psim_attach(void)
 	/*
 	 * Nothing may be counted before the event that undoes it is seen
 	 * (see psim_probes[]): word moves first, then the tracepoints in
-	 * their order, then the memstall probes, whose counts only the switch
-	 * probe undoes.
+	 * their order, then the dying CPU's switch to idle, then the memstall
+	 * probes, whose counts only the switch probe undoes.
 	 */
 	psim_attach_xtids();
 	for (i = 0; i < ARRAY_SIZE(psim_probes); i++) {
@@ -168,6 +193,7 @@ static int psim_attach(void)
 			return ret;
 		}
 	}
+	psim_attach_idle_dead();
 	psim_attach_memstall();
 	return 0;
 }

@@ -28,7 +28,7 @@ command -v dkms >/dev/null || "$here/deps.sh" >&2
 command -v dkms >/dev/null || { fail dkms/setup "dkms not installed and tests/kernels/deps.sh could not install it"; finish; }
 [ "$(id -u)" = 0 ] || { fail dkms/setup "must run as root"; finish; }
 mkdir -p "$out/logs"
-# dkms.sh and packaging/test-deb.sh both install psi-mod system-wide
+# dkms.sh and deb.sh both install psi-mod system-wide
 exec 8>"$out/.system-install.lock"
 flock -w 900 8 || { fail dkms/setup "timed out waiting for $out/.system-install.lock"; finish; }
 

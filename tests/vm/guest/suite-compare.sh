@@ -304,9 +304,13 @@ pcloop() {
 }
 wl_mempagecache() { pcloop "$1"; }
 wl_memcompact() { pcloop "$1" & cmpw thp 96 "$1" & cmpw thp 96 "$1" & wait; }
+# mixed: every kind above at once (the spinners, hackbench, O_DIRECT reads
+# and writes, an fsync writer, the throttled disk, the zram hog, the
+# page-cache loop and the THP bursts)
 wl_mixed() {
 	spinners 2 "$1" & dio read /dev/vda "$1" & dio read /dev/vdb "$1" &
-	wl_hackbench "$1" & memhog 600 "$1" & pcloop "$1" & wait
+	dio write /dev/vda "$1" & cmpw fsync /dev/vda "$1" &
+	wl_hackbench "$1" & memhog 600 "$1" & pcloop "$1" & cmpw thp 96 "$1" & wait
 }
 
 # --- cases
@@ -459,7 +463,13 @@ case_hotplug() {
 	u=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^underflows=/) { split($i, a, "="); s += a[2] } } END { print s + 0 }' \
 		/sys/kernel/debug/psi_mod/state)
 	expect "psi_mod underflows after hotplug: $u" [ "$u" = 0 ]
-	note "20 cycles in $(( ($(kit now) - t) / 1000000 )) s; underflows $u; offline: $(cat $C/offstate)"
+	# each offline's unseen switch to idle done once: by the kprobe on
+	# cpuhp_report_idle_dead() where it attached, else by the dead callback
+	set -- $(awk '$1 == "cpu1" { for (i = 2; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] } }
+		END { print v["dead_kprobe"] + 0, v["dead_callback"] + 0 }' /sys/kernel/debug/psi_mod/state)
+	expect "cpu1's switch to idle at offline done $1 times by the kprobe and $2 by the dead callback, want 20 in all" \
+		[ $(($1 + $2)) = 20 ]
+	note "20 cycles in $(( ($(kit now) - t) / 1000000 )) s; underflows $u; offline switches to idle: $1 by kprobe, $2 by callback; offline: $(cat $C/offstate)"
 	wl_stop
 }
 
