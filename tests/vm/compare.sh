@@ -22,8 +22,8 @@
 #       psi_mod within 1.0 of the warm-up of the kernel's own periods since
 #       the load (d_new; d_inh is that memory)
 #   --short  the make check subset (cpu-4, hackbench, io-read,
-#            io-throttled, mem-zram, mixed, hotplug; 10 s each; about 5
-#            minutes); the full run is about 17 minutes. In the cases where
+#            io-throttled, mem-zram, mixed, hotplug; 10 s each; about 3
+#            minutes); the full run is about 11 minutes. In the cases where
 #            tasks sleep and wake all the time (WAKER_CASES in the guest suite),
 #            cpu some may exceed the target and io fall short of it by up to
 #            10 us per wakeup, the clock-read order bias of docs/accuracy.md,
