@@ -41,8 +41,16 @@ boot() {
 	fi
 	(cd "$stage" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) >> "$initrd"
 	rm -rf "$stage"
+	# the full suite on the KASAN/lockdep kernel as reliability.sh
+	# --debug-vm runs it: 1 GiB (at 512 MiB, KASAN's shadow left the memory
+	# case's hog no room to map) and time limits x4 (thread-exec's 200
+	# rounds overran their limit)
+	local xa= mem=${PSI_VM_MEM:-}
+	if [ "$k" = debug ] && [ "$s" != smoke ]; then
+		xa=" psitest.limitx=4" mem=${PSI_VM_MEM:-1G}
+	fi
 	PSI_VM_KERNEL=$IMAGE
-	qemu_cmd "$KVER" "$initrd" "$(make_disk)" "$psi" "psitest.suite=$s" "$res"
+	PSI_VM_MEM=$mem qemu_cmd "$KVER" "$initrd" "$(make_disk)" "$psi" "psitest.suite=$s$xa" "$res"
 	unset PSI_VM_KERNEL
 	log "$k: booting suite $s (${QEMU_ARGV[2]}, timeout ${limit}s), log $logf"
 	rc=0
