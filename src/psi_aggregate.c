@@ -765,7 +765,7 @@ int psim_show_state(struct seq_file *m)
  * cpuhp_report_idle_dead(), probed (psi_mod.c). Otherwise when the control
  * CPU runs the CPU-dead callbacks: after cpu_wait_death(), which sleeps a
  * jiffy or more, the CPU counted non-idle meanwhile (io some -2.0% on
- * average over 20 cycles under TCG, -1.5% with the kprobe, -0.9% for the
+ * average over 20 cycles under TCG, -1.6% with the kprobe, -0.9% for the
  * same load without hotplug: docs/accuracy.md). Done twice is done once.
  * The stopper is parked, asleep; when the CPU comes back its unpark is a
  * wakeup, seen as usual.

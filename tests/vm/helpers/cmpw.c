@@ -143,21 +143,6 @@ static int do_phase(double secs, const char *f)
 	return 0;
 }
 
-static int do_at(long long phase, char **argv)
-{
-	long long t, wait;
-
-	go_fifo();
-	t = now_us();
-	wait = (phase - t % period_us()) % period_us();
-	if (wait < 0)
-		wait += period_us();
-	sleep_us(wait);
-	execvp(argv[0], argv);
-	perror(argv[0]);
-	return 1;
-}
-
 static int do_until(long long t_us, char **argv)
 {
 	long long t;
@@ -169,6 +154,17 @@ static int do_until(long long t_us, char **argv)
 	execvp(argv[0], argv);
 	perror(argv[0]);
 	return 1;
+}
+
+// the next time CLOCK_MONOTONIC mod the period is @phase
+static int do_at(long long phase, char **argv)
+{
+	long long t = now_us(), wait;
+
+	wait = (phase - t % period_us()) % period_us();
+	if (wait < 0)
+		wait += period_us();
+	return do_until(t + wait, argv);
 }
 
 static int do_series(int ms, double secs, int n, char **files)
