@@ -125,12 +125,12 @@ src=$B/modsrc
 rm -rf "$src"
 mkdir -p "$src"
 if [ "${BENCH_SRC:-worktree}" = head ]; then
-	git -C "$REPO" archive HEAD Kbuild Makefile src include | tar -x -C "$src"
+	git -C "$REPO" archive HEAD Kbuild dkms.conf Makefile src include | tar -x -C "$src"
 	modrev="$(git -C "$REPO" rev-parse --short HEAD) (committed HEAD)"
 else
-	cp -r "$REPO/Kbuild" "$REPO/Makefile" "$REPO/src" "$REPO/include" "$src/"
+	cp -r "$REPO/Kbuild" "$REPO/dkms.conf" "$REPO/Makefile" "$REPO/src" "$REPO/include" "$src/"
 	modrev="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')"
-	git -C "$REPO" diff --quiet HEAD -- src include Kbuild 2>/dev/null || modrev="$modrev + uncommitted changes in src/include"
+	git -C "$REPO" diff --quiet HEAD -- src include Kbuild dkms.conf 2>/dev/null || modrev="$modrev + uncommitted changes in src/include"
 fi
 
 # --- kernels: label -> image, module dir, build dir, release

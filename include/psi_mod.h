@@ -1,47 +1,67 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * psi_mod: declarations shared by the module's files.
+ * psi_mod: the interfaces between the module's files.
+ *
+ *   psi_mod.c        the module: parameters, start and stop
+ *   psi_probes.c     the scheduler probes and the per-task and per-CPU state
+ *   psi_aggregate.c  per-CPU times into totals and averages
+ *   psi_proc.c       the files
  */
 #ifndef PSI_MOD_H
 #define PSI_MOD_H
 
-#include <linux/kprobes.h>
-#include <linux/seq_file.h>
+#include <linux/workqueue.h>
 #include "psi_mod_compat.h"
 #include "psi_mod_logic.h"
 
-/* psi_aggregate.c: per-task and per-CPU state, averaging */
-int psim_state_start(void);
-void psim_state_stop(void);
-int psim_show(struct seq_file *m, enum psim_res res);
-u32 psim_underflows(void);
-int psim_show_state(struct seq_file *m);
+/* psi_probes.c */
+int psim_probes_find(void);
+int psim_probes_start(bool memstall_tp_only);
+void psim_probes_stop(void);
+u64 psim_cpu_snapshot(int cpu, struct psim_cpu_state *snap);
 
-/* The scheduler tracepoints psi_mod attaches to, in attach order. */
-struct psim_probe {
-	const char *name;
-	void *func;
-	struct tracepoint *tp;	/* looked up by name at load */
-	bool attached;
+struct psim_cpu_debug {
+	struct psim_cpu_state st;
+	u32 relocations;
+	u32 dead_kprobe, dead_callback;
 };
 
-#define PSIM_NR_PROBES	4
-extern struct psim_probe psim_probes[PSIM_NR_PROBES];
+void psim_cpu_debug(int cpu, struct psim_cpu_debug *d);
+
+/* psi_aggregate.c */
+
+/* Sampling period of the averages: the kernel's PSI_FREQ, 2 s. */
+#define PSIM_FREQ	(2 * HZ + 1)
+
+void psim_aggregate_start(void);
+void psim_aggregate_stop(void);
+void psim_aggregate_read(enum psim_res res, unsigned long avg[2][3],
+			 u64 total[2]);
+
+struct psim_aggregate_debug {
+	unsigned long runs;
+	unsigned long seen[3];
+	bool pending;
+};
+
+void psim_aggregate_debug(struct psim_aggregate_debug *d);
+
+extern struct delayed_work psim_avgs_work;
+extern struct task_struct *psim_avgs_worker;
 
 /*
- * Memory stalls from mm tracepoints, where psi_memstall_*() do not exist;
- * the slots of tracepoints a kernel's config leaves out stay empty.
+ * From the probes: start the aggregation clock if it is stopped. It stops
+ * by itself when all CPUs are idle; the next task change starts it again,
+ * as in the kernel. The work is deferrable, so a pending period never wakes
+ * an idle CPU. Inline: it runs on every state-changing switch.
  */
-#define PSIM_NR_MEMSTALL_PROBES	6
-extern struct psim_probe psim_memstall_probes[PSIM_NR_MEMSTALL_PROBES];
-int psim_kp_memstall_enter(struct kprobe *kp, struct pt_regs *regs);
-int psim_kp_memstall_leave(struct kprobe *kp, struct pt_regs *regs);
-int psim_krp_exchange_entry(struct kretprobe_instance *ri, struct pt_regs *regs);
-int psim_krp_exchange_ret(struct kretprobe_instance *ri, struct pt_regs *regs);
-int psim_kp_idle_dead(struct kprobe *kp, struct pt_regs *regs);
-#define PSIM_XTIDS_DATA_SIZE	(2 * sizeof(void *))
+static inline void psim_wake_clock(void)
+{
+	if (!delayed_work_pending(&psim_avgs_work))
+		queue_delayed_work(system_wq, &psim_avgs_work, PSIM_FREQ);
+}
 
-/* psi_proc.c: the files under /proc */
+/* psi_proc.c */
 int psim_proc_create(const char *dir);
 void psim_proc_remove(void);
 

@@ -5,17 +5,15 @@
  * On kernels whose own PSI is off (psi=0, CONFIG_PSI_DEFAULT_DISABLED) or
  * not built, psi_mod provides /proc/pressure/{cpu,io,memory} from scheduler
  * tracepoints, with the kernel's format and semantics. This file holds the
- * module: its parameters, and the attach and detach of every probe.
+ * module: its parameters, and the order in which the parts start and stop.
  */
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/kernel.h>
 #include <linux/ctype.h>
-#include <linux/kprobes.h>
 #include <linux/mutex.h>
 #include <linux/namei.h>
 #include <linux/string.h>
-#include <linux/tracepoint.h>
 
 #include "psi_mod.h"
 
@@ -29,183 +27,7 @@ static DEFINE_MUTEX(psim_ctl_lock);
 static bool psim_ready;
 static bool psim_active;
 
-/*
- * Memory stalls are bracketed by psi_memstall_enter/leave(), which return
- * at once when the kernel's PSI is off; a kprobe on their entry still
- * fires. They do not exist when CONFIG_PSI=n.
- * register_kprobes() arms them in array order: leave first. A stall whose
- * enter was seen while its leave was not yet armed would stay counted for
- * good (memory some +21..+33% after loading under a zram hog); a leave
- * without a seen enter is ignored.
- */
-static struct kprobe psim_kp_enter, psim_kp_leave;
 static bool psim_memstall_tp_only;	/* memstall_tracepoints= */
-static struct kprobe *psim_kps[] = { &psim_kp_leave, &psim_kp_enter };
-static bool psim_kps_attached;
-
-/* exec by a non-leader thread swaps two tasks' pids (see psi_aggregate.c) */
-static struct kretprobe psim_krp_xtids;
-static bool psim_krp_attached;
-
-/* a dying CPU's switch to idle, which no tracepoint shows (psi_aggregate.c) */
-static struct kprobe psim_kp_dead;
-static bool psim_kp_dead_attached;
-
-static void psim_detach_tracepoints(int n)
-{
-	while (n-- > 0)
-		tracepoint_probe_unregister(psim_probes[n].tp, psim_probes[n].func,
-					    NULL);
-}
-
-/*
- * Attach what of @probes was found; each one is optional. They come in
- * (end, begin) pairs: a begin is only attached after its end, or a stall
- * could begin counted and end unseen.
- */
-static int psim_attach_optional(struct psim_probe *probes, int n)
-{
-	int i, attached = 0;
-
-	for (i = 0; i < n; i++) {
-		probes[i].attached = probes[i].tp &&
-			(i % 2 == 0 || probes[i - 1].attached) &&
-			!tracepoint_probe_register(probes[i].tp,
-						   probes[i].func, NULL);
-		attached += probes[i].attached;
-	}
-	return attached;
-}
-
-static void psim_detach_optional(struct psim_probe *probes, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		if (probes[i].attached)
-			tracepoint_probe_unregister(probes[i].tp,
-						    probes[i].func, NULL);
-		probes[i].attached = false;
-	}
-}
-
-/*
- * The kprobes: each set is optional, what it costs is said once.
- * exchange_tids() first: it only moves task words, and must be in place
- * before any task is counted, or an exec meanwhile strands a word.
- */
-static void psim_attach_xtids(void)
-{
-	int ret;
-
-	memset(&psim_krp_xtids, 0, sizeof(psim_krp_xtids));
-	psim_krp_xtids.kp.symbol_name = "exchange_tids";
-	psim_krp_xtids.entry_handler = psim_krp_exchange_entry;
-	psim_krp_xtids.handler = psim_krp_exchange_ret;
-	psim_krp_xtids.data_size = PSIM_XTIDS_DATA_SIZE;
-	ret = register_kretprobe(&psim_krp_xtids);
-	psim_krp_attached = !ret;
-	if (ret)
-		pr_warn_once("psi_mod: no kretprobe on exchange_tids (%d): exec from a non-leader thread can leave counts behind\n",
-			     ret);
-}
-
-/*
- * After the switch probe, whose counts it undoes. Without it the CPU-dead
- * callback does the same, later (psi_aggregate.c).
- */
-static void psim_attach_idle_dead(void)
-{
-	int ret;
-
-	memset(&psim_kp_dead, 0, sizeof(psim_kp_dead));
-	psim_kp_dead.symbol_name = "cpuhp_report_idle_dead";
-	psim_kp_dead.pre_handler = psim_kp_idle_dead;
-	ret = register_kprobe(&psim_kp_dead);
-	psim_kp_dead_attached = !ret;
-	if (ret)
-		pr_notice_once("psi_mod: no kprobe on cpuhp_report_idle_dead (%d): a CPU going offline counts as busy until its dead callback\n",
-			       ret);
-}
-
-/* Last: a memstall probe counts its task as running (see psim_attach()). */
-static void psim_attach_memstall(void)
-{
-	int ret;
-
-	memset(&psim_kp_enter, 0, sizeof(psim_kp_enter));
-	psim_kp_enter.symbol_name = "psi_memstall_enter";
-	psim_kp_enter.pre_handler = psim_kp_memstall_enter;
-	memset(&psim_kp_leave, 0, sizeof(psim_kp_leave));
-	psim_kp_leave.symbol_name = "psi_memstall_leave";
-	psim_kp_leave.pre_handler = psim_kp_memstall_leave;
-	ret = psim_memstall_tp_only ? -ENOENT :
-		register_kprobes(psim_kps, ARRAY_SIZE(psim_kps));
-	psim_kps_attached = !ret;
-	if (ret) {
-		int n = psim_attach_optional(psim_memstall_probes,
-					     ARRAY_SIZE(psim_memstall_probes));
-
-		if (psim_memstall_tp_only)
-			pr_notice_once("psi_mod: memstall_tracepoints=1: memory stalls from %d reclaim and compaction tracepoints only\n",
-				       n);
-		else
-			pr_notice_once("psi_mod: no psi_memstall_enter/leave to probe (%d): memory stalls from %d reclaim and compaction tracepoints; kswapd and refaults are not seen\n",
-				       ret, n);
-	}
-}
-
-static void psim_detach_kprobes(void)
-{
-	psim_detach_optional(psim_memstall_probes,
-			     ARRAY_SIZE(psim_memstall_probes));
-	if (psim_kps_attached)
-		unregister_kprobes(psim_kps, ARRAY_SIZE(psim_kps));
-	psim_kps_attached = false;
-	if (psim_kp_dead_attached)
-		unregister_kprobe(&psim_kp_dead);
-	psim_kp_dead_attached = false;
-	if (psim_krp_attached)
-		unregister_kretprobe(&psim_krp_xtids);
-	psim_krp_attached = false;
-}
-
-static int psim_attach(void)
-{
-	int i, ret;
-
-	/*
-	 * Nothing may be counted before the event that undoes it is seen
-	 * (see psim_probes[]): word moves first, then the tracepoints in
-	 * their order, then the dying CPU's switch to idle, then the memstall
-	 * probes, whose counts only the switch probe undoes.
-	 */
-	psim_attach_xtids();
-	for (i = 0; i < ARRAY_SIZE(psim_probes); i++) {
-		ret = tracepoint_probe_register(psim_probes[i].tp,
-						psim_probes[i].func, NULL);
-		if (ret) {
-			pr_err("psi_mod: cannot attach to %s: %d\n",
-			       psim_probes[i].name, ret);
-			psim_detach_tracepoints(i);
-			psim_detach_kprobes();
-			tracepoint_synchronize_unregister();
-			return ret;
-		}
-	}
-	psim_attach_idle_dead();
-	psim_attach_memstall();
-	return 0;
-}
-
-static void psim_detach(void)
-{
-	psim_detach_tracepoints(ARRAY_SIZE(psim_probes));
-	/* unregister_k(ret)probe() waits for running handlers itself. */
-	psim_detach_kprobes();
-	/* No probe may still be running once the state is freed. */
-	tracepoint_synchronize_unregister();
-}
 
 /*
  * procfs warns when a name is registered twice, so look first: the kernel's
@@ -220,11 +42,15 @@ static int psim_check_dir_free(void)
 	if (kern_path(path, 0, &p))
 		return 0;
 	path_put(&p);
-	pr_err("psi_mod: %s already exists (is the kernel's own PSI on?); load with proc_dir=<name> to run beside it\n",
+	pr_err("%s already exists (is the kernel's own PSI on?); load with proc_dir=<name> to run beside it\n",
 	       path);
 	return -EEXIST;
 }
 
+/*
+ * Fresh totals first (the probes start the averaging work), then the state
+ * and the probes, then the files.
+ */
 static int psim_start(void)
 {
 	int ret;
@@ -234,45 +60,40 @@ static int psim_start(void)
 	ret = psim_check_dir_free();
 	if (ret)
 		return ret;
-	ret = psim_state_start();
+	psim_aggregate_start();
+	ret = psim_probes_start(psim_memstall_tp_only);
 	if (ret)
-		return ret;
-	ret = psim_attach();
-	if (ret)
-		goto err_state;
+		goto err_work;
 	ret = psim_proc_create(psim_proc_dir);
 	if (ret)
-		goto err_detach;
+		goto err_probes;
 	psim_active = true;
 	return 0;
 
-err_detach:
-	psim_detach();
-err_state:
-	psim_state_stop();
+err_probes:
+	psim_probes_stop();
+err_work:
+	/* probes that were attached for a while may have armed it */
+	psim_aggregate_stop();
 	return ret;
 }
 
-/* Files first, so no reader runs; then probes; then the state goes. */
+/* Files first, so no reader runs; then the probes; then the work. */
 static void psim_stop(void)
 {
-	u32 underflows;
-
 	if (!psim_active)
 		return;
 	psim_proc_remove();
-	psim_detach();
-	underflows = psim_underflows();
-	if (underflows)
-		pr_err("psi_mod: %u task count underflows: accounting bug, please report\n",
-		       underflows);
-	psim_state_stop();
+	psim_probes_stop();
+	psim_aggregate_stop();
 	psim_active = false;
 }
 
 /*
  * Parameters. A bool that accepts exactly the usual spellings, with the
  * newline that "echo" adds; anything else is refused with a reason.
+ * kstrtobool() (and so param_set_bool()) decides on the first one or two
+ * characters and would take "yoyo", "1x" or "nonsense" without a word.
  */
 static int psim_parse_bool(const char *val, bool *res)
 {
@@ -307,7 +128,7 @@ static int psim_enable_set(const char *val, const struct kernel_param *kp)
 	int ret = 0;
 
 	if (psim_parse_bool(val, &on)) {
-		pr_err("psi_mod: enable=\"%*pE\": not a boolean, use 1 or 0\n",
+		pr_err("enable=\"%*pE\": not a boolean, use 1 or 0\n",
 		       (int)min_t(size_t, strlen(val), 32), val);
 		return -EINVAL;
 	}
@@ -348,7 +169,7 @@ static int psim_tp_only_set(const char *val, const struct kernel_param *kp)
 	bool on;
 
 	if (psim_parse_bool(val, &on)) {
-		pr_err("psi_mod: memstall_tracepoints=\"%*pE\": not a boolean, use 1 or 0\n",
+		pr_err("memstall_tracepoints=\"%*pE\": not a boolean, use 1 or 0\n",
 		       (int)min_t(size_t, strlen(val), 32), val);
 		return -EINVAL;
 	}
@@ -379,7 +200,7 @@ static int psim_dir_set(const char *val, const struct kernel_param *kp)
 	bool digits = true;
 
 	if (len == 0 || len > PSIM_DIR_MAX) {
-		pr_err("psi_mod: proc_dir must be 1 to %d characters long\n",
+		pr_err("proc_dir must be 1 to %d characters long\n",
 		       PSIM_DIR_MAX);
 		return -EINVAL;
 	}
@@ -387,14 +208,14 @@ static int psim_dir_set(const char *val, const struct kernel_param *kp)
 		/* isalnum() takes Latin-1 letters too: ASCII only */
 		if (!isascii(val[i]) ||
 		    (!isalnum(val[i]) && !strchr("._-", val[i]))) {
-			pr_err("psi_mod: proc_dir=\"%*pE\": only letters, digits, '.', '-' and '_' are allowed\n",
+			pr_err("proc_dir=\"%*pE\": only letters, digits, '.', '-' and '_' are allowed\n",
 			       (int)min_t(size_t, len, 32), val);
 			return -EINVAL;
 		}
 		digits &= !!isdigit(val[i]);
 	}
 	if (!strcmp(val, ".") || !strcmp(val, "..") || digits) {
-		pr_err("psi_mod: proc_dir=\"%s\" is not a usable directory name\n",
+		pr_err("proc_dir=\"%s\" is not a usable directory name\n",
 		       val);
 		return -EINVAL;
 	}
@@ -414,32 +235,13 @@ static const struct kernel_param_ops psim_dir_ops = {
 module_param_cb(proc_dir, &psim_dir_ops, NULL, 0444);
 MODULE_PARM_DESC(proc_dir, "Directory under /proc for the pressure files (default: pressure)");
 
-static void psim_find_tracepoint(struct tracepoint *tp, void *priv)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(psim_probes); i++)
-		if (!strcmp(tp->name, psim_probes[i].name))
-			psim_probes[i].tp = tp;
-	/* Unused slots (no memcg, no compaction in this kernel) are empty. */
-	for (i = 0; i < ARRAY_SIZE(psim_memstall_probes); i++)
-		if (psim_memstall_probes[i].name &&
-		    !strcmp(tp->name, psim_memstall_probes[i].name))
-			psim_memstall_probes[i].tp = tp;
-}
-
 static int __init psim_init(void)
 {
-	int i, ret = 0;
+	int ret;
 
-	for_each_kernel_tracepoint(psim_find_tracepoint, NULL);
-	for (i = 0; i < ARRAY_SIZE(psim_probes); i++) {
-		if (!psim_probes[i].tp) {
-			pr_err("psi_mod: tracepoint %s not found\n",
-			       psim_probes[i].name);
-			return -ENOENT;
-		}
-	}
+	ret = psim_probes_find();
+	if (ret)
+		return ret;
 
 	mutex_lock(&psim_ctl_lock);
 	if (psim_enable)
@@ -463,4 +265,4 @@ module_exit(psim_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Pressure Stall Information from scheduler tracepoints");
 MODULE_AUTHOR("psi_mod developers");
-MODULE_VERSION("0.1.0");
+MODULE_VERSION(PSIM_VERSION);

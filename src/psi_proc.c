@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * psi_mod: /proc/<proc_dir>/{cpu,io,memory}, in the kernel's format.
+ * psi_mod: the files. /proc/<proc_dir>/{cpu,io,memory} in the kernel's
+ * format (psi_show() in kernel/sched/psi.c), and the debug view
+ * /sys/kernel/debug/psi_mod/state.
  *
  * Unload safety: proc_remove() waits for every read in progress and calls
  * ->proc_release for files still open, after which their reads fail with
@@ -17,19 +19,45 @@
 static struct proc_dir_entry *psim_dir;
 static struct dentry *psim_debug_dir;
 
+static int psim_pressure_show(struct seq_file *m, enum psim_res res)
+{
+	unsigned long avg[2][3];
+	u64 total[2];
+	int full;
+
+	psim_aggregate_read(res, avg, total);
+	for (full = 0; full < 2; full++) {
+		/* CPU FULL is undefined at the system level: zeros. */
+		if (res == PSIM_CPU && full) {
+			memset(avg[full], 0, sizeof(avg[full]));
+			total[full] = 0;
+		}
+		seq_printf(m, "%s avg10=%lu.%02lu avg60=%lu.%02lu avg300=%lu.%02lu total=%llu\n",
+			   full ? "full" : "some",
+			   PSIM_LOAD_INT(avg[full][0]),
+			   PSIM_LOAD_FRAC(avg[full][0]),
+			   PSIM_LOAD_INT(avg[full][1]),
+			   PSIM_LOAD_FRAC(avg[full][1]),
+			   PSIM_LOAD_INT(avg[full][2]),
+			   PSIM_LOAD_FRAC(avg[full][2]),
+			   div_u64(total[full], NSEC_PER_USEC));
+	}
+	return 0;
+}
+
 static int psim_io_show(struct seq_file *m, void *v)
 {
-	return psim_show(m, PSIM_IO);
+	return psim_pressure_show(m, PSIM_IO);
 }
 
 static int psim_memory_show(struct seq_file *m, void *v)
 {
-	return psim_show(m, PSIM_MEM);
+	return psim_pressure_show(m, PSIM_MEM);
 }
 
 static int psim_cpu_show(struct seq_file *m, void *v)
 {
-	return psim_show(m, PSIM_CPU);
+	return psim_pressure_show(m, PSIM_CPU);
 }
 
 static int psim_io_open(struct inode *inode, struct file *file)
@@ -47,12 +75,6 @@ static int psim_cpu_open(struct inode *inode, struct file *file)
 	return single_open(file, psim_cpu_show, NULL);
 }
 
-static int psim_state_show(struct seq_file *m, void *v)
-{
-	return psim_show_state(m);
-}
-DEFINE_SHOW_ATTRIBUTE(psim_state);
-
 /*
  * The kernel's files are 0666 because a write creates a trigger. psi_mod
  * keeps the modes consumers expect but does not implement triggers yet:
@@ -61,7 +83,7 @@ DEFINE_SHOW_ATTRIBUTE(psim_state);
 static ssize_t psim_write(struct file *file, const char __user *buf,
 			  size_t nbytes, loff_t *ppos)
 {
-	pr_notice_once("psi_mod: pressure triggers are not supported yet: writes to the pressure files are refused\n");
+	pr_notice_once("pressure triggers are not supported yet: writes to the pressure files are refused\n");
 	return -EOPNOTSUPP;
 }
 
@@ -81,6 +103,39 @@ PSIM_PROC_OPS(io);
 PSIM_PROC_OPS(memory);
 PSIM_PROC_OPS(cpu);
 
+/*
+ * The raw state, for tests and for debugging: the task counts of every
+ * CPU, the underflow count (must stay 0), and how often the periodic
+ * aggregation ran.
+ */
+static int psim_debug_state_show(struct seq_file *m, void *v)
+{
+	struct psim_aggregate_debug ag;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct psim_cpu_debug d;
+
+		psim_cpu_debug(cpu, &d);
+		seq_printf(m, "cpu%d iowait=%u memstall=%u running=%u memstall_running=%u oncpu=%u curr_memstall=%u states=0x%02x underflows=%u relocations=%u dead_kprobe=%u dead_callback=%u\n",
+			   cpu, d.st.tasks[PSIM_NR_IOWAIT],
+			   d.st.tasks[PSIM_NR_MEMSTALL],
+			   d.st.tasks[PSIM_NR_RUNNING],
+			   d.st.tasks[PSIM_NR_MEMSTALL_RUNNING], d.st.oncpu,
+			   d.st.curr_memstall, d.st.state_mask,
+			   d.st.underflows, d.relocations, d.dead_kprobe,
+			   d.dead_callback);
+	}
+	psim_aggregate_debug(&ag);
+	seq_printf(m, "avgs_work_runs %lu\n", ag.runs);
+	/* warm-up weights (204800 = 100%: the kernel's arithmetic) */
+	seq_printf(m, "avg_seen %lu %lu %lu\n", ag.seen[0], ag.seen[1],
+		   ag.seen[2]);
+	seq_printf(m, "avgs_work_pending %d\n", ag.pending);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(psim_debug_state);
+
 int psim_proc_create(const char *name)
 {
 	psim_dir = proc_mkdir(name, NULL);
@@ -95,7 +150,7 @@ int psim_proc_create(const char *name)
 	/* Debug aid only: a failure here is not worth failing the load. */
 	psim_debug_dir = debugfs_create_dir("psi_mod", NULL);
 	debugfs_create_file("state", 0400, psim_debug_dir, NULL,
-			    &psim_state_fops);
+			    &psim_debug_state_fops);
 	return 0;
 }
 

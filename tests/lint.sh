@@ -24,7 +24,7 @@ report() {	# name status logfile
 tree=$out/tree
 rm -rf "$tree"
 mkdir -p "$tree"
-cp -r "$top/Kbuild" "$top/src" "$top/include" "$tree/"
+cp -r "$top/Kbuild" "$top/dkms.conf" "$top/src" "$top/include" "$tree/"
 
 # Everything the compiler says, minus kbuild's own progress lines.
 noise='^ *(CC|LD|CHECK|MODPOST|BTF)|^make|Skipping BTF|^$'

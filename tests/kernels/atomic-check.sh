@@ -44,7 +44,7 @@ EOC
 	exit 1
 fi
 
-# Probe entry points, by the naming convention of src/psi_aggregate.c:
+# Probe entry points, by the naming convention of src/psi_probes.c:
 # tracepoint probes psim_probe_* and psim_tp_*, kprobe and kretprobe
 # handlers psim_kp_* and psim_krp_*; module parameter accessors
 # (psim_tp_only_get/set) run in process context and are not probes.
@@ -63,8 +63,13 @@ ALLOW='^(_raw_spin_(lock|unlock|trylock)(_irqsave|_irqrestore|_irq|_nested)?|sch
 # the compiler's local constants .LCn).
 DATA='^(\.[a-z.]+[0-9]*|\.LC[0-9]+|pcpu_hot|const_pcpu_hot|current_task|cpu_number|this_cpu_off|__per_cpu_offset|pv_ops|system_wq|nr_cpu_ids|__cpu_(possible|online)_mask|jiffies|debug_locks|lockdep_recursion|hardirqs_enabled|hardirq_context)$'
 
+# The module's own data objects, which one of its files may share with
+# another (the averaging work item the probes queue).
+MODDATA=$(nm "$ko" 2>/dev/null | awk '$2 ~ /^[bBdDrR]$/ { print $3 }' | tr '\n' ' ')
+
 objdump -dr "$ko" 2>/dev/null | awk -v roots="$ROOTS" -v notroots="$NOT_ROOTS" \
-	-v allow="$ALLOW" -v data="$DATA" '
+	-v allow="$ALLOW" -v data="$DATA" -v moddata="$MODDATA" '
+BEGIN { n = split(moddata, md, " "); for (i = 1; i <= n; i++) mdata[md[i]] = 1 }
 /^[0-9a-f]+ <[^>]+>:$/ {
 	f = $2; gsub(/[<>:]/, "", f); funcs[f] = 1; next
 }
@@ -99,7 +104,7 @@ END {
 		}
 		for (g in seen) for (k in ext) {
 			split(k, p, SUBSEP)
-			if (p[1] != g || p[2] in funcs || p[2] ~ data) continue
+			if (p[1] != g || p[2] in funcs || p[2] in mdata || p[2] ~ data) continue
 			if (p[2] ~ allow) { used[p[2]] = 1; continue }
 			bad = bad sprintf(" %s reaches %s (via %s);", r, p[2], g)
 		}

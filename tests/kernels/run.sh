@@ -65,7 +65,7 @@ mkdir -p "$out/logs"
 src=$out/src
 rm -rf "$src"
 mkdir -p "$src"
-cp -r "$top/Kbuild" "$top/src" "$top/include" "$src/"
+cp -r "$top/Kbuild" "$top/dkms.conf" "$top/src" "$top/include" "$src/"
 
 # --- fetch
 declare -A have=()

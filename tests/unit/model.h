@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * model.h: a small scheduler with ground truth, driving psi_mod's logic
- * exactly as src/psi_aggregate.c does.
+ * exactly as src/psi_probes.c does.
  *
  * The ground truth is what each task really is: dead, asleep (maybe in
  * iowait) on the CPU it slept on, queued on a runqueue, or running; and its
@@ -14,7 +14,7 @@
  *   NR_MEMSTALL_RUNNING  runnable tasks with depth > 0
  * and the state masks (test_state() and the cpu_curr()->in_memstall rule).
  *
- * The module side is a mirror of psi_aggregate.c's probes (psim_probe_*,
+ * The module side is a mirror of psi_probes.c's probes (psim_probe_*,
  * psim_memstall) without the locks: the same per-task word transitions and
  * the same clear/set count changes with the underflow counter, the same
  * oncpu/curr_memstall updates, psim_record_times + psim_state_mask at the
@@ -244,7 +244,7 @@ static void truth_advance(struct model *m, u64 now)
 }
 
 /* ------------------------------------------------------------------ */
-/* psi_mod, as src/psi_aggregate.c applies the logic */
+/* psi_mod, as src/psi_probes.c applies the logic */
 
 /* psim_counts() */
 static void mod_counts(struct psim_cpu_state *st, unsigned int clear,

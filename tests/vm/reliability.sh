@@ -54,7 +54,7 @@ build_copy() {	# KDIR KVER -> path of the .ko
 	local kdir=$1 kver=$2 d=$PSI_VM_BUILD/mod-$2
 	rm -rf "$d"
 	mkdir -p "$d"
-	cp -r "$repo/Kbuild" "$repo/src" "$repo/include" "$d/"
+	cp -r "$repo/Kbuild" "$repo/dkms.conf" "$repo/src" "$repo/include" "$d/"
 	make -C "$kdir" M="$d" modules >&2 || return 1
 	[ "$(modinfo -F vermagic "$d/psi_mod.ko" | cut -d' ' -f1)" = "$kver" ] || return 1
 	echo "$d/psi_mod.ko"

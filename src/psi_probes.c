@@ -1,0 +1,982 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * psi_mod: everything that happens at a scheduler event.
+ *
+ * The model (the kernel's kernel/sched/psi.c, whose comment this follows)
+ * ---------
+ * A task is in one or more of four countable conditions: sleeping in
+ * iowait, stalled on memory (reclaim, compaction, thrashing), runnable
+ * (queued or running), and runnable while itself in a memory stall. Each
+ * CPU counts its tasks in each condition (struct psim_cpu_state) and
+ * whether a non-idle task runs on it, and from those counts derives its
+ * pressure states:
+ *
+ *   SOME: at least one non-idle task is delayed on the resource
+ *         (iowait > 0; memstall > 0; runnable > on-CPU)
+ *   FULL: delayed tasks exist and nothing productive runs
+ *         (iowait && !runnable; memstall && every runnable task is stalled
+ *         or the running one reclaims; runnable && nothing on the CPU)
+ *   NONIDLE: any non-idle task, sleepers in iowait or memstall included
+ *
+ * Each CPU times its states; the aggregation (psi_aggregate.c) weighs every
+ * CPU's stall time by its non-idle time and folds the sum into the totals
+ * and the 2 s averages.
+ *
+ * Where the kernel's hooks are, and what psi_mod sees instead
+ * -----------------------------------------------------------
+ *   kernel (kernel/sched/stats.h)  psi_mod
+ *   psi_enqueue (wakeup)           sched_wakeup, timed at the task's enqueue
+ *                                  stamp (sched_info.last_queued): the
+ *                                  tracepoint comes after the wakeup
+ *                                  preemption check
+ *   psi_enqueue (new task)         sched_wakeup_new
+ *   psi_dequeue (sleep)            sched_switch with !preempt and prev's
+ *                                  state not TASK_RUNNING at the tracepoint
+ *   psi_sched_switch               sched_switch
+ *   psi_ttwu_dequeue               sched_migrate_task of a waking task: its
+ *                                  sleep states end on the CPU it slept on
+ *   (migration of a queued task)   sched_migrate_task: its counts move
+ *   psi_memstall_enter/leave       kprobes on those functions (they return
+ *                                  at once when the kernel's PSI is off, but
+ *                                  a kprobe on their entry still fires);
+ *                                  without CONFIG_PSI the direct reclaim and
+ *                                  compaction tracepoints
+ *   (task_struct->psi_flags)       a u32 word per pid (psim_tasks); an exec
+ *                                  by a non-leader thread swaps two tasks'
+ *                                  pids (exchange_tids(), kretprobe) and so
+ *                                  their words
+ *   (a dying CPU's last switch)    kprobe on cpuhp_report_idle_dead(), the
+ *                                  CPU-dead callback as the fallback
+ *
+ * Locking and the central invariant
+ * ---------------------------------
+ * Each CPU's counts have a raw spinlock of their own (struct psim_pcpu).
+ * Every scheduler probe already runs under the runqueue lock or pi_lock of
+ * the task it handles, and the memstall probes run in the task itself, so
+ * one task's word is never changed by two probes at once; the per-CPU lock
+ * orders the count changes of all tasks on a CPU against each other and
+ * against the aggregator's snapshot. It nests inside the runqueue lock.
+ * Where two CPUs' locks are held, the lower CPU's is taken first.
+ *
+ * Invariant: a task's counted flags (the low bits of its word) are counted
+ * exactly once, on the CPU its word names. Every event first moves a word
+ * that names another CPU to its own (psim_relocate_locked()), then changes
+ * flags and counts together under that CPU's lock.
+ *
+ * A task the module has not seen yet (it existed before the load) has word
+ * 0, "not counted", and every transition is a total function of the word
+ * (psi_mod_logic.h): no count can go negative. The probes are attached in
+ * an order in which nothing is counted before the event that undoes it is
+ * seen (psim_attach(), the one statement of that rule).
+ *
+ * Where psi_mod differs from the kernel
+ * -------------------------------------
+ * - A task asleep in iowait or in a memory stall at load time is counted
+ *   from its next such sleep or stall on.
+ * - Without CONFIG_PSI, kswapd's reclaim and refaults of thrashing pages
+ *   have no tracepoint: those memory stalls are not seen.
+ * - The clocks are read at the tracepoints, next to but not at the
+ *   kernel's own reads; docs/accuracy.md says what that moves.
+ */
+#include <linux/cpuhotplug.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/percpu.h>
+#include <linux/sched/clock.h>
+#include <linux/spinlock.h>
+#include <linux/threads.h>
+#include <linux/tracepoint.h>
+#include <linux/vmalloc.h>
+
+#include "psi_mod.h"
+
+struct psim_pcpu {
+	raw_spinlock_t lock;
+	struct psim_cpu_state st;
+	pid_t curr;	/* the task last switched in here */
+	u32 relocations;	/* tasks found here that moved unseen */
+	/* offline switches to idle done by the kprobe, by the dead callback */
+	u32 dead_kprobe, dead_callback;
+} ____cacheline_aligned_in_smp;
+
+static DEFINE_PER_CPU_SHARED_ALIGNED(struct psim_pcpu, psim_pcpu);
+
+/*
+ * Per-task state: one u32 word per pid. The low 16 bits are the task word
+ * of psi_mod_logic.h (counted flags, memstall depth), the high 16 bits the
+ * CPU its flags are counted on. Indexed by pid rather than kept in
+ * task_struct because the kernel's own psi fields are in use when its PSI
+ * is on and absent when it is not built. A pid's word is zeroed by its
+ * task's last switch (TASK_DEAD) and set afresh by sched_wakeup_new; a pid
+ * is only reused after the pid space has wrapped.
+ */
+static u32 *psim_tasks;
+#define PSIM_WCPU_SHIFT	16
+
+static inline u16 psim_lo(u32 w)
+{
+	return (u16)w;
+}
+
+static inline unsigned int psim_wcpu(u32 w)
+{
+	return w >> PSIM_WCPU_SHIFT;
+}
+
+/* Store a task's new word: its flags are now counted on @cpu. */
+static inline void psim_store(u32 *w, u16 lo, unsigned int cpu)
+{
+	WRITE_ONCE(*w, lo | (u32)cpu << PSIM_WCPU_SHIFT);
+}
+
+static inline u32 *psim_word(struct task_struct *p)
+{
+	unsigned int pid = p->pid;
+
+	return likely(pid < PID_MAX_LIMIT) ? &psim_tasks[pid] : NULL;
+}
+
+/*
+ * After a change of counts: if the CPU's state changed, end the period at
+ * the CPU's clock (which the kernel's PSI reads too). Most switches change
+ * no state (one runnable task replaces another) and so read no clock (see
+ * psim_mask_changes()).
+ */
+static inline void psim_update(struct psim_cpu_state *st, int cpu)
+{
+	u32 mask;
+
+	if (psim_mask_changes(st, &mask))
+		psim_set_mask(st, cpu_clock(cpu), mask);
+}
+
+/*
+ * A woken task became runnable when it was enqueued, which the kernel's PSI
+ * records; the tracepoint comes later, after the wakeup preemption check.
+ * Use the enqueue stamp where the scheduler keeps one, but never before the
+ * start of the current period: the aggregator may have ended it (and
+ * reported the old states up to then) between the enqueue and this probe,
+ * and time charged before that would make those states' times run
+ * backwards.
+ */
+static inline void psim_update_wakeup(struct psim_cpu_state *st,
+				      struct task_struct *p, int cpu)
+{
+	u64 now, queued;
+	u32 mask;
+
+	if (!psim_mask_changes(st, &mask))
+		return;
+	now = cpu_clock(cpu);
+	queued = psim_enqueued_at(p);
+	if (queued && queued < now)
+		now = max(queued, st->state_start);
+	psim_set_mask(st, now, mask);
+}
+
+/*
+ * A task's flags must be counted on the CPU whose event changes them. Where
+ * they are counted elsewhere, a move happened that no tracepoint showed:
+ * tracepoints are silent on a CPU that is not online, and on 5.10 a dying
+ * CPU pushes its queued tasks away in that state (later kernels push them
+ * while still online). Move the counts here first. Rare: out of line.
+ * Every probe does it under the lock of the CPU it is about to change
+ * (exchange_tids() may move an old leader's word under that lock).
+ */
+/* With @pc (@cpu's) locked and interrupts off; returns with it locked. */
+static noinline void psim_relocate_locked_slow(struct psim_pcpu *pc, u32 *w,
+					       unsigned int cpu)
+{
+	struct psim_pcpu *opc;
+	unsigned int old;
+	u32 v;
+
+retry:
+	v = READ_ONCE(*w);
+	old = psim_wcpu(v);
+	if (old == cpu || !(v & PSIM_TSK_MASK))
+		return;
+	opc = per_cpu_ptr(&psim_pcpu, old);
+	if (old < cpu) {
+		/* Two CPU locks: always the lower CPU's first. */
+		raw_spin_unlock(&pc->lock);
+		raw_spin_lock(&opc->lock);
+		raw_spin_lock_nested(&pc->lock, SINGLE_DEPTH_NESTING);
+		/* exchange_tids() may have moved the word meanwhile */
+		if (READ_ONCE(*w) != v) {
+			raw_spin_unlock(&opc->lock);
+			raw_spin_unlock(&pc->lock);
+			raw_spin_lock(&pc->lock);
+			goto retry;
+		}
+	} else {
+		raw_spin_lock_nested(&opc->lock, SINGLE_DEPTH_NESTING);
+	}
+	psim_cpu_counts(&opc->st, v & PSIM_TSK_MASK, 0);
+	psim_update(&opc->st, old);
+	raw_spin_unlock(&opc->lock);
+	psim_cpu_counts(&pc->st, 0, v & PSIM_TSK_MASK);
+	psim_update(&pc->st, cpu);
+	pc->relocations++;
+	psim_store(w, psim_lo(v), cpu);
+}
+
+static inline void psim_relocate_locked(struct psim_pcpu *pc, u32 *w,
+					unsigned int cpu)
+{
+	u32 v = READ_ONCE(*w);
+
+	if (unlikely(psim_wcpu(v) != cpu && (v & PSIM_TSK_MASK)))
+		psim_relocate_locked_slow(pc, w, cpu);
+}
+
+static void psim_probe_switch(PSIM_SWITCH_PROTO)
+{
+	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
+	unsigned int clear, set, changed = 0, cpu = smp_processor_id();
+	bool wake_clock = true;
+	u32 *wp, *wn;
+	u8 oncpu;
+	u16 nw = 0;
+
+	raw_spin_lock(&pc->lock);
+	/*
+	 * The pids only under the lock: an exec from a non-leader thread
+	 * swaps its pid with the (zombie) leader's, and psim_krp_exchange_ret()
+	 * swaps their words under the lock of the leader's CPU, this one if
+	 * the leader is switching out here. A pid read before the lock and a
+	 * word used after the swap would clear the exec'ing thread's word and
+	 * leave the leader's RUNNING counted for good.
+	 */
+	wp = prev->pid ? psim_word(prev) : NULL;
+	wn = next->pid ? psim_word(next) : NULL;
+	oncpu = next->pid != 0;
+
+	if (wp) {
+		unsigned int state = psim_task_state(prev);
+		/*
+		 * prev blocked if it was not preempted and its state is not
+		 * TASK_RUNNING now: a pending signal resets it to running
+		 * before the switch, and such a task stays queued.
+		 */
+		bool sleep = !preempt && state != TASK_RUNNING;
+
+		psim_relocate_locked(pc, wp, cpu);
+		psim_store(wp, psim_task_switch_out(psim_lo(*wp), sleep,
+						    sleep && prev->in_iowait,
+						    sleep && state == TASK_DEAD,
+						    &clear, &set), cpu);
+		psim_cpu_counts(&pc->st, clear, set);
+		changed |= clear | set;
+		/*
+		 * The aggregation worker going to sleep must not restart
+		 * the clock it just let stop (the kernel's ping-pong rule).
+		 */
+		if (sleep && prev == READ_ONCE(psim_avgs_worker))
+			wake_clock = false;
+	}
+
+	pc->curr = next->pid;
+	if (wn) {
+		psim_relocate_locked(pc, wn, cpu);
+		nw = psim_task_wakeup(psim_lo(*wn), &clear, &set);
+		psim_store(wn, nw, cpu);
+		psim_cpu_counts(&pc->st, clear, set);
+		changed |= clear | set;
+	}
+
+	/*
+	 * A switch between two runnable tasks changes no state (the common
+	 * preemption): then neither the clock nor the state times need
+	 * touching.
+	 */
+	if (changed || pc->st.oncpu != oncpu ||
+	    pc->st.curr_memstall != !!(nw & PSIM_TSK_MEMSTALL)) {
+		pc->st.oncpu = oncpu;
+		pc->st.curr_memstall = !!(nw & PSIM_TSK_MEMSTALL);
+		psim_update(&pc->st, cpu);
+	} else {
+		wake_clock = false;
+	}
+	raw_spin_unlock(&pc->lock);
+
+	if (wake_clock)
+		psim_wake_clock();
+}
+
+static void psim_probe_wakeup(void *data, struct task_struct *p)
+{
+	unsigned int clear, set;
+	struct psim_pcpu *pc;
+	unsigned int cpu;
+	u32 *w;
+
+	w = psim_word(p);
+	/*
+	 * A task woken before it left its runqueue is still counted as
+	 * runnable: nothing to do. RUNNING is only ever cleared by the task's
+	 * own switch-out, which cannot run concurrently with its wakeup.
+	 */
+	if (!p->pid || !w || (READ_ONCE(*w) & PSIM_TSK_RUNNING))
+		return;
+
+	cpu = task_cpu(p);
+	pc = per_cpu_ptr(&psim_pcpu, cpu);
+	/*
+	 * Both wakeup tracepoints fire under the task's runqueue lock, so
+	 * interrupts are off already: saving and restoring them is dead work.
+	 * (No pid race here as in the switch probe: the two tasks of an
+	 * exec's pid swap are running, and a running task returned above.)
+	 */
+	lockdep_assert_irqs_disabled();
+	raw_spin_lock(&pc->lock);
+	psim_relocate_locked(pc, w, cpu);
+	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), cpu);
+	psim_cpu_counts(&pc->st, clear, set);
+	psim_update_wakeup(&pc->st, p, cpu);
+	raw_spin_unlock(&pc->lock);
+
+	psim_wake_clock();
+}
+
+static void psim_probe_wakeup_new(void *data, struct task_struct *p)
+{
+	struct psim_pcpu *pc;
+	unsigned int cpu;
+	u32 *w;
+
+	w = psim_word(p);
+	if (!p->pid || !w)
+		return;
+
+	cpu = task_cpu(p);
+	pc = per_cpu_ptr(&psim_pcpu, cpu);
+	lockdep_assert_irqs_disabled();
+	raw_spin_lock(&pc->lock);
+	/* A new task: whatever the word held belonged to a dead pid owner. */
+	psim_store(w, PSIM_TSK_RUNNING, cpu);
+	psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
+	psim_update_wakeup(&pc->st, p, cpu);
+	raw_spin_unlock(&pc->lock);
+
+	psim_wake_clock();
+}
+
+/* Two CPUs' states locked, the lower CPU's first (relocation's order). */
+static void psim_lock_two(unsigned int a, unsigned int b)
+	__acquires(lower_lock) __acquires(higher_lock)
+{
+	if (a > b)
+		swap(a, b);
+	raw_spin_lock(&per_cpu_ptr(&psim_pcpu, a)->lock);
+	raw_spin_lock_nested(&per_cpu_ptr(&psim_pcpu, b)->lock,
+			     SINGLE_DEPTH_NESTING);
+}
+
+static void psim_unlock_two(unsigned int a, unsigned int b)
+	__releases(lower_lock) __releases(higher_lock)
+{
+	raw_spin_unlock(&per_cpu_ptr(&psim_pcpu, a)->lock);
+	raw_spin_unlock(&per_cpu_ptr(&psim_pcpu, b)->lock);
+}
+
+/*
+ * A queued task moves its runnable state; a waking task moves the state it
+ * slept with (iowait, memstall), which was charged to the CPU it slept on.
+ * The tracepoint fires before task_cpu() changes. Both CPUs are locked for
+ * the whole move, the source's before the pid is read: an old leader that
+ * is migrated while a thread's exec swaps their pids has its word swapped
+ * under the source's lock (psim_krp_exchange_ret()).
+ */
+static void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
+{
+	unsigned int src_cpu = task_cpu(p), cur, clear, set;
+	struct psim_pcpu *pc, *pd;
+	bool retried = false;
+	unsigned long flags;
+	u32 *w, v;
+	u16 lo;
+
+	if (src_cpu == dest_cpu)
+		return;
+	pd = per_cpu_ptr(&psim_pcpu, dest_cpu);
+	local_irq_save(flags);
+again:
+	psim_lock_two(src_cpu, dest_cpu);
+	w = p->pid ? psim_word(p) : NULL;
+	v = w ? READ_ONCE(*w) : 0;
+	if (!(v & PSIM_TSK_MASK))
+		goto out;
+	/* counts where no tracepoint showed them go (see psim_relocate_locked) */
+	cur = psim_wcpu(v);
+	if (cur != src_cpu && cur != dest_cpu) {
+		psim_unlock_two(src_cpu, dest_cpu);
+		if (retried)
+			goto out_unlocked;	/* the next event moves them */
+		retried = true;
+		pc = per_cpu_ptr(&psim_pcpu, src_cpu);
+		raw_spin_lock(&pc->lock);
+		w = p->pid ? psim_word(p) : NULL;
+		if (w)
+			psim_relocate_locked(pc, w, src_cpu);
+		raw_spin_unlock(&pc->lock);
+		goto again;
+	}
+	if (psim_task_sched_delayed(p)) {
+		/*
+		 * Asleep but still queued (6.12's delayed dequeue): like the
+		 * kernel's PSI, its sleep states move along with it.
+		 */
+		clear = v & PSIM_TSK_MASK;
+		set = clear;
+		lo = psim_lo(v);
+	} else {
+		lo = psim_task_migrate(psim_lo(v), &clear, &set);
+	}
+	pc = per_cpu_ptr(&psim_pcpu, cur);
+	psim_cpu_counts(&pc->st, clear, 0);
+	psim_update(&pc->st, cur);
+	if (set) {
+		psim_cpu_counts(&pd->st, 0, set);
+		psim_update(&pd->st, dest_cpu);
+	}
+	if (cur != src_cpu)
+		pc->relocations++;
+	psim_store(w, lo, dest_cpu);
+out:
+	psim_unlock_two(src_cpu, dest_cpu);
+out_unlocked:
+	local_irq_restore(flags);
+
+	psim_wake_clock();
+}
+
+/* The memstall probes run in the stalled task's own context. */
+static void psim_memstall(bool enter)
+{
+	struct task_struct *p = current;
+	unsigned int clear, set, cpu;
+	struct psim_pcpu *pc;
+	unsigned long flags;
+	u32 *w;
+
+	w = psim_word(p);
+	if (!p->pid || !w)
+		return;
+
+	local_irq_save(flags);
+	cpu = smp_processor_id();
+	pc = per_cpu_ptr(&psim_pcpu, cpu);
+	raw_spin_lock(&pc->lock);
+	psim_relocate_locked(pc, w, cpu);
+	if (enter)
+		psim_store(w, psim_task_memstall_enter(psim_lo(*w), &clear,
+						       &set), cpu);
+	else
+		psim_store(w, psim_task_memstall_leave(psim_lo(*w), &clear,
+						       &set), cpu);
+	if (clear | set) {
+		psim_cpu_counts(&pc->st, clear, set);
+		pc->st.oncpu = 1;
+		pc->st.curr_memstall = !!(*w & PSIM_TSK_MEMSTALL);
+		psim_update(&pc->st, cpu);
+	}
+	raw_spin_unlock(&pc->lock);
+	local_irq_restore(flags);
+
+	psim_wake_clock();
+}
+
+static int psim_kp_memstall_enter(struct kprobe *kp, struct pt_regs *regs)
+{
+	psim_memstall(true);
+	return 0;
+}
+
+static int psim_kp_memstall_leave(struct kprobe *kp, struct pt_regs *regs)
+{
+	psim_memstall(false);
+	return 0;
+}
+
+/*
+ * Without psi_memstall_enter/leave() (CONFIG_PSI=n), the stalls that the
+ * mm tracepoints bracket in the stalled task's own context: direct reclaim
+ * (global and memcg) and compaction (direct, and kcompactd's). kswapd's
+ * reclaim and refaults of thrashing pages have no such tracepoints.
+ */
+static void psim_tp_reclaim_begin(void *data, int order, gfp_t gfp_flags)
+{
+	psim_memstall(true);
+}
+
+static void psim_tp_reclaim_end(void *data, unsigned long nr_reclaimed)
+{
+	psim_memstall(false);
+}
+
+static void psim_tp_compaction_begin(PSIM_COMPACTION_BEGIN_PROTO)
+{
+	psim_memstall(true);
+}
+
+static void psim_tp_compaction_end(PSIM_COMPACTION_END_PROTO)
+{
+	psim_memstall(false);
+}
+
+/*
+ * A thread other than the leader that execs takes over the leader's pid:
+ * de_thread() swaps the two tasks' pids with exchange_tids(), so their
+ * words must swap with them. This runs as exchange_tids() returns. The
+ * exec'ing thread (left) runs it with interrupts off, so no event of its
+ * own comes between the pid swap and ours. The old leader (right), a
+ * zombie by now, may still be on its way to its last switch on another
+ * CPU: hold that CPU's lock, which its switch takes. If that switch (or a
+ * sleep on the way) came between the pid swap and us, it used the word at
+ * its new pid, the thread's old one, as its own: the thread's word then
+ * lacks RUNNING, which a running thread always has, and the words are
+ * already where they belong (the leader's old word, which the thread now
+ * uses, holds RUNNING as a running thread's must).
+ */
+struct psim_xtids {
+	struct task_struct *left, *right;
+};
+
+static int psim_krp_exchange_entry(struct kretprobe_instance *ri,
+				   struct pt_regs *regs)
+{
+	struct psim_xtids *x = (struct psim_xtids *)ri->data;
+
+	x->left = (struct task_struct *)regs_get_kernel_argument(regs, 0);
+	x->right = (struct task_struct *)regs_get_kernel_argument(regs, 1);
+	return 0;
+}
+
+static int psim_krp_exchange_ret(struct kretprobe_instance *ri,
+				 struct pt_regs *regs)
+{
+	struct psim_xtids *x = (struct psim_xtids *)ri->data;
+	u32 *wl = psim_word(x->left), *wr = psim_word(x->right), tmp;
+	struct psim_pcpu *pc;
+	unsigned long flags;
+
+	if (!wl || !wr)
+		return 0;
+	pc = per_cpu_ptr(&psim_pcpu, task_cpu(x->right));
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	tmp = READ_ONCE(*wr);
+	if (tmp & PSIM_TSK_RUNNING) {
+		WRITE_ONCE(*wr, READ_ONCE(*wl));
+		WRITE_ONCE(*wl, tmp);
+	}
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+	return 0;
+}
+
+/*
+ * A CPU goes offline. Tracepoints stay silent on a CPU that is no longer
+ * online (cpu_online() is their condition), and the dying CPU clears its
+ * online bit in take_cpu_down() while its stopper thread runs: the
+ * stopper's last switch, to the idle task, is never seen. Left alone, the
+ * dead CPU would count the stopper as running there until it came back, a
+ * non-idle CPU without stall that dilutes every system-wide share. The
+ * kernel's PSI sees that switch: do what it does, where it happens. The
+ * first thing the idle task does on a CPU that is offline is
+ * cpuhp_report_idle_dead(), probed. Without that kprobe, when the control
+ * CPU runs the CPU-dead callbacks: after cpu_wait_death(), which sleeps a
+ * jiffy or more, so the CPU counts non-idle a little longer (the figures
+ * are in docs/accuracy.md). Done twice is done once. The stopper is
+ * parked, asleep; when the CPU comes back its unpark is a wakeup, seen as
+ * usual.
+ */
+static enum cpuhp_state psim_hp_state;
+
+static void psim_cpu_gone(unsigned int cpu, bool kprobe)
+{
+	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+	unsigned int clear, set;
+	unsigned long flags;
+	u32 *w;
+
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	w = pc->curr > 0 && pc->curr < PID_MAX_LIMIT ? &psim_tasks[pc->curr] :
+						     NULL;
+	if (w && psim_wcpu(*w) == cpu) {
+		psim_store(w, psim_task_switch_out(psim_lo(*w), true, false,
+						   false, &clear, &set), cpu);
+		psim_cpu_counts(&pc->st, clear, set);
+	}
+	if (pc->curr || pc->st.oncpu) {
+		if (kprobe)
+			pc->dead_kprobe++;
+		else
+			pc->dead_callback++;
+	}
+	pc->curr = 0;
+	pc->st.oncpu = 0;
+	pc->st.curr_memstall = 0;
+	psim_update(&pc->st, cpu);
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+}
+
+/* Interrupts off, on the dying CPU itself (its idle task). */
+static int psim_kp_idle_dead(struct kprobe *kp, struct pt_regs *regs)
+{
+	psim_cpu_gone(smp_processor_id(), true);
+	return 0;
+}
+
+static int psim_cpu_dead(unsigned int cpu)
+{
+	psim_cpu_gone(cpu, false);
+	return 0;
+}
+
+/*
+ * The probes. Every probe has a detach, and nothing the probes touch is
+ * freed before tracepoint_synchronize_unregister() has waited for the
+ * last of them.
+ */
+struct psim_probe {
+	const char *name;
+	void *func;
+	struct tracepoint *tp;	/* looked up by name at load */
+	bool attached;
+};
+
+/*
+ * The attach order, the one rule every table below follows: a task's count
+ * must never be set by an event whose undoing event is not attached yet, or
+ * a task that exits (or a stall that ends) in between leaves it behind for
+ * good. An event whose setting event was not seen is harmless: the
+ * transitions ignore what is not counted. So, in psim_attach():
+ *  1. exchange_tids() first: it only moves task words, and must be in place
+ *     before any task is counted, or an exec meanwhile strands a word;
+ *  2. the scheduler tracepoints in psim_sched_probes[] order: RUNNING is set
+ *     by wakeups and switches, undone by the switch and moved by
+ *     migration: migration, then the switch, then the wakeups (a task woken
+ *     unseen meanwhile is counted when it is switched in);
+ *  3. the dying CPU's switch to idle, which undoes the switch probe's
+ *     counts;
+ *  4. the memory stalls last, each stall's end before its begin (the
+ *     kprobes in psim_memstall_kps[] order, the tracepoints in (end, begin)
+ *     pairs); a memstall probe counts its task as running, which only the
+ *     switch probe undoes.
+ * Detach in any order: after tracepoint_synchronize_unregister() nothing
+ * runs, and the state is thrown away.
+ */
+static struct psim_probe psim_sched_probes[] = {
+	PSIM_PROBE(sched_migrate_task, psim_probe_migrate),
+	PSIM_PROBE(sched_switch, psim_probe_switch),
+	PSIM_PROBE(sched_wakeup_new, psim_probe_wakeup_new),
+	PSIM_PROBE(sched_wakeup, psim_probe_wakeup),
+};
+
+/*
+ * Memory stalls from mm tracepoints, where psi_memstall_*() do not exist,
+ * in (end, begin) pairs; the slots of tracepoints a kernel's config leaves
+ * out stay empty.
+ */
+static struct psim_probe psim_memstall_probes[] = {
+	PSIM_PROBE(mm_vmscan_direct_reclaim_end, psim_tp_reclaim_end),
+	PSIM_PROBE(mm_vmscan_direct_reclaim_begin, psim_tp_reclaim_begin),
+#ifdef CONFIG_MEMCG
+	PSIM_PROBE(mm_vmscan_memcg_reclaim_end, psim_tp_reclaim_end),
+	PSIM_PROBE(mm_vmscan_memcg_reclaim_begin, psim_tp_reclaim_begin),
+#endif
+#ifdef CONFIG_COMPACTION
+	PSIM_PROBE(mm_compaction_end, psim_tp_compaction_end),
+	PSIM_PROBE(mm_compaction_begin, psim_tp_compaction_begin),
+#endif
+};
+
+/* register_kprobes() arms them in array order: the stall's end first. */
+static struct kprobe psim_kp_enter, psim_kp_leave;
+static struct kprobe *psim_memstall_kps[] = { &psim_kp_leave, &psim_kp_enter };
+static bool psim_memstall_kps_attached;
+
+static struct kretprobe psim_krp_xtids;
+static bool psim_krp_xtids_attached;
+
+static struct kprobe psim_kp_dead;
+static bool psim_kp_dead_attached;
+
+static void psim_find_tracepoint(struct tracepoint *tp, void *priv)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(psim_sched_probes); i++)
+		if (!strcmp(tp->name, psim_sched_probes[i].name))
+			psim_sched_probes[i].tp = tp;
+	for (i = 0; i < ARRAY_SIZE(psim_memstall_probes); i++)
+		if (!strcmp(tp->name, psim_memstall_probes[i].name))
+			psim_memstall_probes[i].tp = tp;
+}
+
+/* At module load: every scheduler tracepoint must exist. */
+int psim_probes_find(void)
+{
+	int i;
+
+	for_each_kernel_tracepoint(psim_find_tracepoint, NULL);
+	for (i = 0; i < ARRAY_SIZE(psim_sched_probes); i++) {
+		if (!psim_sched_probes[i].tp) {
+			pr_err("tracepoint %s not found\n",
+			       psim_sched_probes[i].name);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Attach what of @probes was found; each one is optional. They come in
+ * (end, begin) pairs: a begin is only attached after its end.
+ */
+static int psim_attach_optional(struct psim_probe *probes, int n)
+{
+	int i, attached = 0;
+
+	for (i = 0; i < n; i++) {
+		probes[i].attached = probes[i].tp &&
+			(i % 2 == 0 || probes[i - 1].attached) &&
+			!tracepoint_probe_register(probes[i].tp,
+						   probes[i].func, NULL);
+		attached += probes[i].attached;
+	}
+	return attached;
+}
+
+static void psim_detach_optional(struct psim_probe *probes, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (probes[i].attached)
+			tracepoint_probe_unregister(probes[i].tp,
+						    probes[i].func, NULL);
+		probes[i].attached = false;
+	}
+}
+
+static void psim_detach_sched(int n)
+{
+	while (n-- > 0)
+		tracepoint_probe_unregister(psim_sched_probes[n].tp,
+					    psim_sched_probes[n].func, NULL);
+}
+
+/* The kprobes: each set is optional, and what it costs is said once. */
+static void psim_attach_xtids(void)
+{
+	int ret;
+
+	memset(&psim_krp_xtids, 0, sizeof(psim_krp_xtids));
+	psim_krp_xtids.kp.symbol_name = "exchange_tids";
+	psim_krp_xtids.entry_handler = psim_krp_exchange_entry;
+	psim_krp_xtids.handler = psim_krp_exchange_ret;
+	psim_krp_xtids.data_size = sizeof(struct psim_xtids);
+	ret = register_kretprobe(&psim_krp_xtids);
+	psim_krp_xtids_attached = !ret;
+	if (ret)
+		pr_warn_once("no kretprobe on exchange_tids (%d): exec from a non-leader thread can leave counts behind\n",
+			     ret);
+}
+
+static void psim_attach_idle_dead(void)
+{
+	int ret;
+
+	memset(&psim_kp_dead, 0, sizeof(psim_kp_dead));
+	psim_kp_dead.symbol_name = "cpuhp_report_idle_dead";
+	psim_kp_dead.pre_handler = psim_kp_idle_dead;
+	ret = register_kprobe(&psim_kp_dead);
+	psim_kp_dead_attached = !ret;
+	if (ret)
+		pr_notice_once("no kprobe on cpuhp_report_idle_dead (%d): a CPU going offline counts as busy until its dead callback\n",
+			       ret);
+}
+
+static void psim_attach_memstall(bool tp_only)
+{
+	int ret;
+
+	memset(&psim_kp_enter, 0, sizeof(psim_kp_enter));
+	psim_kp_enter.symbol_name = "psi_memstall_enter";
+	psim_kp_enter.pre_handler = psim_kp_memstall_enter;
+	memset(&psim_kp_leave, 0, sizeof(psim_kp_leave));
+	psim_kp_leave.symbol_name = "psi_memstall_leave";
+	psim_kp_leave.pre_handler = psim_kp_memstall_leave;
+	ret = tp_only ? -ENOENT : register_kprobes(psim_memstall_kps,
+						   ARRAY_SIZE(psim_memstall_kps));
+	psim_memstall_kps_attached = !ret;
+	if (ret) {
+		int n = psim_attach_optional(psim_memstall_probes,
+					     ARRAY_SIZE(psim_memstall_probes));
+
+		if (tp_only)
+			pr_notice_once("memstall_tracepoints=1: memory stalls from %d reclaim and compaction tracepoints only\n",
+				       n);
+		else
+			pr_notice_once("no psi_memstall_enter/leave to probe (%d): memory stalls from %d reclaim and compaction tracepoints; kswapd and refaults are not seen\n",
+				       ret, n);
+	}
+}
+
+static void psim_detach_kprobes(void)
+{
+	psim_detach_optional(psim_memstall_probes,
+			     ARRAY_SIZE(psim_memstall_probes));
+	if (psim_memstall_kps_attached)
+		unregister_kprobes(psim_memstall_kps,
+				   ARRAY_SIZE(psim_memstall_kps));
+	psim_memstall_kps_attached = false;
+	if (psim_kp_dead_attached)
+		unregister_kprobe(&psim_kp_dead);
+	psim_kp_dead_attached = false;
+	if (psim_krp_xtids_attached)
+		unregister_kretprobe(&psim_krp_xtids);
+	psim_krp_xtids_attached = false;
+}
+
+/* In the order stated above psim_sched_probes[]. */
+static int psim_attach(bool memstall_tp_only)
+{
+	int i, ret;
+
+	psim_attach_xtids();
+	for (i = 0; i < ARRAY_SIZE(psim_sched_probes); i++) {
+		ret = tracepoint_probe_register(psim_sched_probes[i].tp,
+						psim_sched_probes[i].func, NULL);
+		if (ret) {
+			pr_err("cannot attach to %s: %d\n",
+			       psim_sched_probes[i].name, ret);
+			psim_detach_sched(i);
+			psim_detach_kprobes();
+			tracepoint_synchronize_unregister();
+			return ret;
+		}
+	}
+	psim_attach_idle_dead();
+	psim_attach_memstall(memstall_tp_only);
+	return 0;
+}
+
+static void psim_detach(void)
+{
+	psim_detach_sched(ARRAY_SIZE(psim_sched_probes));
+	/* unregister_k(ret)probe() waits for running handlers itself. */
+	psim_detach_kprobes();
+	/* No probe may still be running once the state is freed. */
+	tracepoint_synchronize_unregister();
+}
+
+/* Fresh state, then the probes. */
+int psim_probes_start(bool memstall_tp_only)
+{
+	int cpu, ret;
+
+	/* a word's upper half holds a CPU number */
+	BUILD_BUG_ON(CONFIG_NR_CPUS > (1UL << (32 - PSIM_WCPU_SHIFT)));
+	psim_tasks = vzalloc(array_size(PID_MAX_LIMIT, sizeof(*psim_tasks)));
+	if (!psim_tasks)
+		return -ENOMEM;
+
+	for_each_possible_cpu(cpu) {
+		struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+
+		raw_spin_lock_init(&pc->lock);
+		/*
+		 * oncpu starts at 0: what runs on each CPU now is not counted
+		 * yet, and a counted task queued behind it is indeed stalled.
+		 */
+		memset(&pc->st, 0, sizeof(pc->st));
+		pc->curr = 0;
+		pc->relocations = 0;
+		pc->dead_kprobe = 0;
+		pc->dead_callback = 0;
+		pc->st.state_start = cpu_clock(cpu);
+	}
+
+	/* Teardown of a BP state: runs on a control CPU after the death. */
+	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "psi_mod:dead",
+					NULL, psim_cpu_dead);
+	if (ret < 0) {
+		pr_err("cannot register for CPU hotplug: %d\n", ret);
+		goto err_free;
+	}
+	psim_hp_state = ret;
+
+	ret = psim_attach(memstall_tp_only);
+	if (ret)
+		goto err_hp;
+	return 0;
+
+err_hp:
+	cpuhp_remove_state_nocalls(psim_hp_state);
+err_free:
+	vfree(psim_tasks);
+	psim_tasks = NULL;
+	return ret;
+}
+
+/* Sum of count underflows on all CPUs: nonzero means a model bug. */
+static u32 psim_underflows(void)
+{
+	u32 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(&psim_pcpu, cpu)->st.underflows);
+	return sum;
+}
+
+/* Every probe detached and finished, then the state goes. */
+void psim_probes_stop(void)
+{
+	u32 underflows;
+
+	psim_detach();
+	underflows = psim_underflows();
+	if (underflows)
+		pr_err("%u task count underflows: accounting bug, please report\n",
+		       underflows);
+	/* Waits for a running callback: it uses the task table. */
+	cpuhp_remove_state_nocalls(psim_hp_state);
+	vfree(psim_tasks);
+	psim_tasks = NULL;
+}
+
+/*
+ * The aggregation's view of a CPU: its state, with the current period ended
+ * at the CPU's clock (the probes end it only where states change). Returns
+ * that time.
+ */
+u64 psim_cpu_snapshot(int cpu, struct psim_cpu_state *snap)
+{
+	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+	unsigned long flags;
+	u64 now;
+
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	now = cpu_clock(cpu);
+	psim_record_times(&pc->st, now);
+	*snap = pc->st;
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+	return now;
+}
+
+/* The debug view of a CPU (psi_proc.c's debugfs file). */
+void psim_cpu_debug(int cpu, struct psim_cpu_debug *d)
+{
+	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	d->st = pc->st;
+	d->relocations = pc->relocations;
+	d->dead_kprobe = pc->dead_kprobe;
+	d->dead_callback = pc->dead_callback;
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+}
