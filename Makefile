@@ -6,6 +6,8 @@
 #   make demo    boot a psi=0 Debian kernel in QEMU, load psi_mod, watch it
 #   make check   the whole test suite (unit, lint, VM); last line: N passed, N failed
 #   make module  build psi_mod.ko (KVER=<kernel release> or KDIR=<build dir>)
+#   make install install it for that kernel (modules_install, depmod)
+#   make dkms-install / dkms-uninstall   the same through DKMS
 
 # The kernel to build for: the running one if its headers are installed
 # (a real machine), else the newest installed Debian 6.1 kernel (the one the
@@ -15,8 +17,13 @@ KVER ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then uname -r; \
 	cut -d/ -f4; fi)
 KDIR ?= /lib/modules/$(KVER)/build
 
-.PHONY: all module clean deps unit lint vm check demo compare check-debug \
-	check-kernels check-all bench deb
+# dkms.conf's PACKAGE_VERSION is the one version source.
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
+DKMS_SRC := /usr/src/psi-mod-$(VERSION)
+
+.PHONY: all module install dkms-install dkms-uninstall version clean deps \
+	unit lint vm check demo compare check-debug check-kernels check-all \
+	bench deb
 
 all: module
 
@@ -63,6 +70,30 @@ demo: deps
 module:
 	@test -d "$(KDIR)" || { echo "no kernel build dir at '$(KDIR)': install linux-headers or run 'make deps'"; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+# Into /lib/modules/<kver>/updates, then depmod, so that modprobe finds it.
+install: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(KVER)
+
+# The sources to /usr/src/psi-mod-<version>; DKMS builds and installs the
+# module for every kernel with headers, and again for each new kernel.
+dkms-install:
+	@command -v dkms >/dev/null || { echo "dkms is not installed: apt-get install dkms"; exit 1; }
+	rm -rf $(DKMS_SRC)
+	install -d $(DKMS_SRC)/src $(DKMS_SRC)/include
+	install -m 0644 dkms.conf Kbuild $(DKMS_SRC)/
+	install -m 0644 src/*.c $(DKMS_SRC)/src/
+	install -m 0644 include/*.h $(DKMS_SRC)/include/
+	dkms add psi-mod/$(VERSION)
+	dkms install psi-mod/$(VERSION) -k $(KVER)
+
+dkms-uninstall:
+	-dkms remove psi-mod/$(VERSION) --all
+	rm -rf $(DKMS_SRC)
+
+version:
+	@echo $(VERSION)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
