@@ -91,7 +91,7 @@ struct psim_cpu_state {
 	u8 oncpu;		/* a non-idle task is running on the CPU */
 	u8 curr_memstall;	/* ... and it is itself stalled on memory */
 	u64 state_start;
-	u32 times[PSIM_NR_STATES];	/* ns spent in each state (wraps) */
+	u64 times[PSIM_NR_STATES];	/* ns spent in each state */
 	u32 underflows;		/* clears of a zero count: must stay 0 */
 };
 
@@ -162,9 +162,9 @@ static inline u32 psim_state_mask(const struct psim_cpu_state *c)
 /*
  * Time since the current period began. A clock read on another CPU (the
  * aggregator's, a remote wakeup's) may be a hair behind this CPU's period
- * start: that is no time at all, not a u32 wrap of 4.29 s.
+ * start: that is no time at all, not a wrap.
  */
-static inline u32 psim_elapsed(const struct psim_cpu_state *c, u64 now)
+static inline u64 psim_elapsed(const struct psim_cpu_state *c, u64 now)
 {
 	return (s64)(now - c->state_start) > 0 ? now - c->state_start : 0;
 }
@@ -172,7 +172,8 @@ static inline u32 psim_elapsed(const struct psim_cpu_state *c, u64 now)
 /* Charge the time since state_start to the states that were in effect. */
 static inline void psim_record_times(struct psim_cpu_state *c, u64 now)
 {
-	u32 delta = psim_elapsed(c, now), m;
+	u64 delta = psim_elapsed(c, now);
+	u32 m;
 
 	/* nothing to charge; and an earlier @now must not move the start */
 	if (!delta)
@@ -190,8 +191,8 @@ static inline void psim_record_times(struct psim_cpu_state *c, u64 now)
  * piece or in several gives the same times, so an event that changes no
  * state needs no clock read. The kernel cuts a period at every task change;
  * psi_mod cuts it where the mask changes and at every aggregation sample
- * (psim_record_times() there), which keeps each delta far below the u32
- * limit of 4.29 s.
+ * (psim_record_times() there). The times are 64-bit, so neither a long
+ * period nor a late sample loses anything.
  */
 static inline bool psim_mask_changes(const struct psim_cpu_state *c, u32 *mask)
 {
@@ -369,14 +370,14 @@ struct psim_group {
  * Returns a mask of the states whose time moved.
  */
 static inline u32 psim_cpu_recent_times(const struct psim_cpu_state *snap,
-					u64 now, u32 *times_prev, u32 *times)
+					u64 now, u64 *times_prev, u64 *times)
 {
-	u32 live = psim_elapsed(snap, now);
+	u64 live = psim_elapsed(snap, now);
 	u32 changed = 0;
 	int s;
 
 	for (s = 0; s < PSIM_NR_STATES; s++) {
-		u32 t = snap->times[s];
+		u64 t = snap->times[s];
 
 		if (snap->state_mask & (1U << s))
 			t += live;
@@ -389,13 +390,13 @@ static inline u32 psim_cpu_recent_times(const struct psim_cpu_state *snap,
 }
 
 /* Weigh one CPU's recent times by its non-idle time (in jiffies). */
-static inline void psim_accumulate(u64 *deltas, const u32 *times,
+static inline void psim_accumulate(u64 *deltas, const u64 *times,
 				   unsigned long nonidle)
 {
 	int s;
 
 	for (s = 0; s < PSIM_NONIDLE; s++)
-		deltas[s] += (u64)times[s] * nonidle;
+		deltas[s] += times[s] * nonidle;
 }
 
 static inline void psim_fold_totals(struct psim_group *g, const u64 *deltas,
@@ -563,7 +564,7 @@ static inline u64 psim_update_averages(struct psim_group *g, u64 now)
 	}
 
 	for (s = 0; s < PSIM_NR_STATES - 1; s++) {
-		u32 sample = g->total[s] - g->avg_total[s];
+		u64 sample = g->total[s] - g->avg_total[s];
 
 		/*
 		 * Time sampled late can slip into the next period; rather

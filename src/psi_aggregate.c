@@ -26,7 +26,7 @@
 static struct psim_group psim_group;
 static DEFINE_MUTEX(psim_avgs_lock);
 /* What the aggregator saw last of each CPU; touched by it alone. */
-static DEFINE_PER_CPU(u32 [PSIM_NR_STATES], psim_times_prev);
+static DEFINE_PER_CPU(u64 [PSIM_NR_STATES], psim_times_prev);
 
 static void psim_avgs_work_fn(struct work_struct *work);
 DECLARE_DEFERRABLE_WORK(psim_avgs_work, psim_avgs_work_fn);
@@ -51,7 +51,8 @@ static u32 psim_collect(bool from_work)
 	lockdep_assert_held(&psim_avgs_lock);
 
 	for_each_possible_cpu(cpu) {
-		u32 times[PSIM_NR_STATES], changed;
+		u64 times[PSIM_NR_STATES];
+		u32 changed;
 		struct psim_cpu_state snap;
 		unsigned long nonidle;
 		bool resched;

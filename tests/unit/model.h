@@ -54,10 +54,10 @@ struct mcpu {
 	int curr;				/* -1: the idle task */
 	struct psim_cpu_state st;		/* psi_mod's */
 	u64 truth_times[PSIM_NR_STATES];	/* kernel semantics, ns */
-	u32 agg_prev[PSIM_NR_STATES];		/* aggregator's times_prev */
+	u64 agg_prev[PSIM_NR_STATES];		/* aggregator's times_prev */
 	u64 agg_truth_prev[PSIM_NR_STATES];
 	u64 base_truth[PSIM_NR_STATES];		/* at convergence */
-	u32 base_mod[PSIM_NR_STATES];
+	u64 base_mod[PSIM_NR_STATES];
 	int switched;				/* a switch since load */
 };
 
@@ -648,13 +648,13 @@ static void model_step(struct model *m)
 }
 
 /* psi_mod's view of a CPU's state times, live part included */
-static u32 mod_live_time(const struct model *m, int cpu, int s)
+static u64 mod_live_time(const struct model *m, int cpu, int s)
 {
 	const struct psim_cpu_state *st = &m->c[cpu].st;
-	u32 t = st->times[s];
+	u64 t = st->times[s];
 
 	if (st->state_mask & (1U << s))
-		t += (u32)(m->now - st->state_start);
+		t += m->now - st->state_start;
 	return t;
 }
 
@@ -688,12 +688,12 @@ static void check_exact(struct model *m, int times)
 		if (!times)
 			continue;
 		for (s = 0; s < PSIM_NR_STATES; s++) {
-			u32 got = mod_live_time(m, cpu, s) - m->c[cpu].base_mod[s];
-			u32 want = (u32)(m->c[cpu].truth_times[s] -
-					 m->c[cpu].base_truth[s]);
+			u64 got = mod_live_time(m, cpu, s) - m->c[cpu].base_mod[s];
+			u64 want = m->c[cpu].truth_times[s] -
+				   m->c[cpu].base_truth[s];
 
 			MCHECK(m, got == want,
-			       "cpu%d state %d time %u ns, kernel's %u ns",
+			       "cpu%d state %d time %llu ns, kernel's %llu ns",
 			       cpu, s, got, want);
 		}
 	}
@@ -718,16 +718,16 @@ static __attribute__((unused)) void check_aggregator(struct model *m)
 	m->n_agg++;
 	for (cpu = 0; cpu < NCPU; cpu++) {
 		struct mcpu *c = &m->c[cpu];
-		u32 times[PSIM_NR_STATES], changed, want_changed = 0;
+		u64 times[PSIM_NR_STATES];
+		u32 changed, want_changed = 0;
 
 		changed = psim_cpu_recent_times(&c->st, m->now, c->agg_prev,
 						times);
 		for (s = 0; s < PSIM_NR_STATES; s++) {
-			u32 want = (u32)(c->truth_times[s] -
-					 c->agg_truth_prev[s]);
+			u64 want = c->truth_times[s] - c->agg_truth_prev[s];
 
 			MCHECK(m, times[s] == want,
-			       "aggregator: cpu%d state %d %u ns, kernel's %u ns",
+			       "aggregator: cpu%d state %d %llu ns, kernel's %llu ns",
 			       cpu, s, times[s], want);
 			if (want)
 				want_changed |= 1U << s;

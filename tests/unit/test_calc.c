@@ -481,14 +481,14 @@ static void update_averages_missed_periods(void)
  * times of each CPU, weighted by non-idle jiffies, folded into the group.
  */
 static void collect(struct psim_group *g, struct psim_cpu_state *c,
-		    u32 (*prev)[PSIM_NR_STATES], int ncpu, u64 now)
+		    u64 (*prev)[PSIM_NR_STATES], int ncpu, u64 now)
 {
 	u64 deltas[PSIM_NR_STATES - 1] = { 0 };
 	unsigned long nonidle_total = 0;
 	int cpu;
 
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		u32 times[PSIM_NR_STATES];
+		u64 times[PSIM_NR_STATES];
 		unsigned long nonidle;
 
 		psim_cpu_recent_times(&c[cpu], now, prev[cpu], times);
@@ -517,7 +517,7 @@ static void setup_cpu(struct psim_cpu_state *c, int running, int iowait)
 static u64 two_cpu_total(int run0, int io0, int run1, int io1, int s, u64 end)
 {
 	struct psim_cpu_state c[2];
-	u32 prev[2][PSIM_NR_STATES];
+	u64 prev[2][PSIM_NR_STATES];
 	struct psim_group g;
 
 	memset(prev, 0, sizeof(prev));
@@ -559,7 +559,7 @@ static void fold_totals_weights_by_nonidle_time(void)
 	 */
 	{
 		struct psim_cpu_state c[2];
-		u32 prev[2][PSIM_NR_STATES];
+		u64 prev[2][PSIM_NR_STATES];
 		struct psim_group g;
 		int ns;
 
@@ -584,7 +584,7 @@ static void fold_totals_weights_by_nonidle_time(void)
 static void cpu_recent_times_live_state_and_wrap(void)
 {
 	struct psim_cpu_state c;
-	u32 prev[PSIM_NR_STATES], t[PSIM_NR_STATES];
+	u64 prev[PSIM_NR_STATES], t[PSIM_NR_STATES];
 	u32 changed;
 
 	memset(&c, 0, sizeof(c));
@@ -627,25 +627,36 @@ static void cpu_recent_times_live_state_and_wrap(void)
 	TU_EQ(t[PSIM_NONIDLE], 100);
 	TU_EQ(changed, (1U << PSIM_CPU_SOME) | (1U << PSIM_NONIDLE));
 
-	/* u32 wrap of the bucket: 0xffffff00 + 0x300 live = 0x200 */
+	/* past 2^32 ns: nothing wraps, 0xffffff00 + 0x300 live */
 	memset(&c, 0, sizeof(c));
 	c.times[PSIM_MEM_SOME] = 0xffffff00U;
 	c.state_mask = 1U << PSIM_MEM_SOME;
 	c.state_start = 5ULL << 32;
 	prev[PSIM_MEM_SOME] = 0xfffffe00U;
 	psim_cpu_recent_times(&c, (5ULL << 32) + 0x300, prev, t);
-	TU_EQ(t[PSIM_MEM_SOME], 0x400);		/* (0x200 - 0xfffffe00) mod 2^32 */
-	TU_EQ(prev[PSIM_MEM_SOME], 0x200);
+	TU_EQ(t[PSIM_MEM_SOME], 0x400);
+	TU_EQ(prev[PSIM_MEM_SOME], 0x100000200ULL);
 
-	/* record_times wraps the same way */
 	psim_record_times(&c, (5ULL << 32) + 0x300);
-	TU_EQ(c.times[PSIM_MEM_SOME], 0x200);
+	TU_EQ(c.times[PSIM_MEM_SOME], 0x100000200ULL);
 
-	/* like the kernel, a state span of 2^32 ns or more is taken mod 2^32 */
+	/*
+	 * A state span of 2^32 ns (4.29 s) or more, as when a sample comes
+	 * late, is charged whole.
+	 */
 	c.times[PSIM_MEM_SOME] = 0;
 	c.state_start = 0;
 	psim_record_times(&c, (1ULL << 32) + 5);
-	TU_EQ(c.times[PSIM_MEM_SOME], 5);
+	TU_EQ(c.times[PSIM_MEM_SOME], (1ULL << 32) + 5);
+
+	/* and a late sample sees all of it: 6 s since the previous one */
+	memset(&c, 0, sizeof(c));
+	memset(prev, 0, sizeof(prev));
+	c.state_mask = (1U << PSIM_IO_SOME) | (1U << PSIM_NONIDLE);
+	c.state_start = 1000;
+	psim_cpu_recent_times(&c, 1000 + 6000000000ULL, prev, t);
+	TU_EQ(t[PSIM_IO_SOME], 6000000000ULL);
+	TU_EQ(t[PSIM_NONIDLE], 6000000000ULL);
 }
 
 static void cpu_change_records_old_states_then_recomputes(void)
@@ -691,8 +702,9 @@ static void cpu_change_records_old_states_then_recomputes(void)
 static void lazy_periods_equal_eager_periods(void)
 {
 	struct psim_cpu_state eager, lazy;
-	u32 pe[PSIM_NR_STATES] = { 0, }, pl[PSIM_NR_STATES] = { 0, };
-	u32 te[PSIM_NR_STATES], tl[PSIM_NR_STATES], mask;
+	u64 pe[PSIM_NR_STATES] = { 0, }, pl[PSIM_NR_STATES] = { 0, };
+	u64 te[PSIM_NR_STATES], tl[PSIM_NR_STATES];
+	u32 mask;
 	unsigned long cuts = 0, skips = 0, samples = 0;
 	unsigned int seed = 12345, clear, set, i;
 	u64 now = 1000;
@@ -760,7 +772,7 @@ static void record_times_ignores_an_earlier_time(void)
 	TU_EQ(c.times[PSIM_NONIDLE], 100);
 	/* nor does the aggregator's snapshot read a live part below zero */
 	{
-		u32 prev[PSIM_NR_STATES] = { 0, }, t[PSIM_NR_STATES];
+		u64 prev[PSIM_NR_STATES] = { 0, }, t[PSIM_NR_STATES];
 
 		psim_cpu_recent_times(&c, 5050, prev, t);
 		TU_EQ(t[PSIM_CPU_SOME], 100);
