@@ -12,6 +12,7 @@
 #include <linux/debugfs.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
+#include <linux/poll.h>
 #include <linux/printk.h>
 
 #include "psi_mod.h"
@@ -87,12 +88,24 @@ static ssize_t psim_write(struct file *file, const char __user *buf,
 	return -EOPNOTSUPP;
 }
 
+/*
+ * poll() on a file without a trigger: readable, writable, and EPOLLERR |
+ * EPOLLPRI at once, as the kernel's psi_trigger_poll() answers, so that a
+ * consumer that polls for pressure events never sleeps on a file that
+ * cannot give one.
+ */
+static __poll_t psim_poll(struct file *file, poll_table *wait)
+{
+	return DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI;
+}
+
 #define PSIM_PROC_OPS(res)					\
 	static const struct proc_ops psim_##res##_ops = {	\
 		.proc_open	= psim_##res##_open,		\
 		.proc_read	= seq_read,			\
 		.proc_lseek	= seq_lseek,			\
 		.proc_write	= psim_write,			\
+		.proc_poll	= psim_poll,			\
 		.proc_release	= single_release,		\
 	}
 

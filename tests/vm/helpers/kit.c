@@ -19,6 +19,10 @@
 //                                way a monitoring daemon keeps its fd; prints
 //                                counts of good reads and of each errno. Used
 //                                to race rmmod against a reader holding an fd.
+//   kit poll FILE MS             open FILE read-only, poll() it for every
+//                                input/output event with a timeout of MS;
+//                                prints the revents bits by name (or
+//                                "timeout") and the milliseconds it took
 // Exit status: 0 on success, 1 on a failed syscall (after printing it), 2 usage.
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -198,6 +203,47 @@ static int do_hold(const char *file, double secs)
 	return 0;
 }
 
+static int do_poll(const char *file, int ms)
+{
+	static const struct { short bit; const char *name; } bits[] = {
+		{ POLLIN, "IN" }, { POLLPRI, "PRI" }, { POLLOUT, "OUT" },
+		{ POLLERR, "ERR" }, { POLLHUP, "HUP" }, { POLLNVAL, "NVAL" },
+		{ POLLRDNORM, "RDNORM" }, { POLLWRNORM, "WRNORM" },
+	};
+	struct pollfd p = {
+		.events = POLLIN | POLLPRI | POLLOUT | POLLRDNORM | POLLWRNORM,
+	};
+	const char *sep = "";
+	long long t0;
+	unsigned int i;
+	int r;
+
+	p.fd = open(file, O_RDONLY);
+	if (p.fd < 0) {
+		printf("open: ");
+		perr(errno);
+		return 1;
+	}
+	t0 = now_us();
+	r = poll(&p, 1, ms);
+	if (r < 0) {
+		printf("poll: ");
+		perr(errno);
+		return 1;
+	}
+	if (r == 0)
+		printf("timeout");
+	for (i = 0; r > 0 && i < sizeof(bits) / sizeof(bits[0]); i++) {
+		if (p.revents & bits[i].bit) {
+			printf("%s%s", sep, bits[i].name);
+			sep = " ";
+		}
+	}
+	printf(" %lldms\n", (now_us() - t0) / 1000);
+	close(p.fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "now")) {
@@ -214,6 +260,8 @@ int main(int argc, char **argv)
 		return do_readas(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "hold"))
 		return do_hold(argv[2], atof(argv[3]));
-	fprintf(stderr, "usage: kit now | snap FILE... | load KO [PARAM...] | write FILE STRING | readas UID FILE | hold FILE SECONDS\n");
+	if (argc == 4 && !strcmp(argv[1], "poll"))
+		return do_poll(argv[2], atoi(argv[3]));
+	fprintf(stderr, "usage: kit now | snap FILE... | load KO [PARAM...] | write FILE STRING | readas UID FILE | hold FILE SECONDS | poll FILE MS\n");
 	return 2;
 }
