@@ -60,7 +60,7 @@
  *
  * Invariant: a task's counted flags (the low bits of its word) are counted
  * exactly once, on the CPU its word names. Every event first moves a word
- * that names another CPU to its own (psim_relocate_locked()), then changes
+ * that names another CPU to its own (psim_word_on()), then changes
  * flags and counts together under that CPU's lock.
  *
  * A task the module has not seen yet (it existed before the load) has word
@@ -180,30 +180,38 @@ static inline void psim_update_wakeup(struct psim_cpu_state *st,
  * tracepoints are silent on a CPU that is not online, and on 5.10 a dying
  * CPU pushes its queued tasks away in that state (later kernels push them
  * while still online). Move the counts here first. Rare: out of line.
- * Every probe does it under the lock of the CPU it is about to change
- * (exchange_tids() may move an old leader's word under that lock).
+ * Every probe does it under the lock of the CPU it is about to change.
+ *
+ * Taking the lower CPU's lock first means dropping ours for a moment; an
+ * exec's exchange_tids() may swap @p's pid meanwhile, and the word with it.
+ * So the word is looked up again from the task after every relock, never
+ * kept from before: the caller gets the word that is @p's now.
  */
 /* With @pc (@cpu's) locked and interrupts off; returns with it locked. */
-static noinline void psim_relocate_locked_slow(struct psim_pcpu *pc, u32 *w,
+static noinline u32 *psim_relocate_locked_slow(struct psim_pcpu *pc,
+					       struct task_struct *p,
 					       unsigned int cpu)
 {
 	struct psim_pcpu *opc;
 	unsigned int old;
-	u32 v;
+	u32 *w, v;
 
 retry:
+	w = psim_word(p);
+	if (!w)
+		return NULL;
 	v = READ_ONCE(*w);
 	old = psim_wcpu(v);
 	if (old == cpu || !(v & PSIM_TSK_MASK))
-		return;
+		return w;
 	opc = per_cpu_ptr(&psim_pcpu, old);
 	if (old < cpu) {
 		/* Two CPU locks: always the lower CPU's first. */
 		raw_spin_unlock(&pc->lock);
 		raw_spin_lock(&opc->lock);
 		raw_spin_lock_nested(&pc->lock, SINGLE_DEPTH_NESTING);
-		/* exchange_tids() may have moved the word meanwhile */
-		if (READ_ONCE(*w) != v) {
+		/* the pid swapped, or the word moved, meanwhile */
+		if (psim_word(p) != w || READ_ONCE(*w) != v) {
 			raw_spin_unlock(&opc->lock);
 			raw_spin_unlock(&pc->lock);
 			raw_spin_lock(&pc->lock);
@@ -219,15 +227,25 @@ retry:
 	psim_update(&pc->st, cpu);
 	pc->relocations++;
 	psim_store(w, psim_lo(v), cpu);
+	return w;
 }
 
-static inline void psim_relocate_locked(struct psim_pcpu *pc, u32 *w,
-					unsigned int cpu)
+/*
+ * @p's word, with its flags counted on @cpu; NULL for a pid outside the
+ * table. With @pc (@cpu's) locked and interrupts off.
+ */
+static inline u32 *psim_word_on(struct psim_pcpu *pc, struct task_struct *p,
+				unsigned int cpu)
 {
-	u32 v = READ_ONCE(*w);
+	u32 *w = psim_word(p);
+	u32 v;
 
+	if (unlikely(!w))
+		return NULL;
+	v = READ_ONCE(*w);
 	if (unlikely(psim_wcpu(v) != cpu && (v & PSIM_TSK_MASK)))
-		psim_relocate_locked_slow(pc, w, cpu);
+		w = psim_relocate_locked_slow(pc, p, cpu);
+	return w;
 }
 
 static void psim_probe_switch(PSIM_SWITCH_PROTO)
@@ -248,8 +266,7 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	 * word used after the swap would clear the exec'ing thread's word and
 	 * leave the leader's RUNNING counted for good.
 	 */
-	wp = prev->pid ? psim_word(prev) : NULL;
-	wn = next->pid ? psim_word(next) : NULL;
+	wp = prev->pid ? psim_word_on(pc, prev, cpu) : NULL;
 	oncpu = next->pid != 0;
 
 	if (wp) {
@@ -261,7 +278,6 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 		 */
 		bool sleep = !preempt && state != TASK_RUNNING;
 
-		psim_relocate_locked(pc, wp, cpu);
 		psim_store(wp, psim_task_switch_out(psim_lo(*wp), sleep,
 						    sleep && prev->in_iowait,
 						    sleep && state == TASK_DEAD,
@@ -277,8 +293,8 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	}
 
 	pc->curr = next->pid;
+	wn = next->pid ? psim_word_on(pc, next, cpu) : NULL;
 	if (wn) {
-		psim_relocate_locked(pc, wn, cpu);
 		nw = psim_task_wakeup(psim_lo(*wn), &clear, &set);
 		psim_store(wn, nw, cpu);
 		psim_cpu_counts(&pc->st, clear, set);
@@ -319,18 +335,26 @@ static void psim_probe_wakeup(void *data, struct task_struct *p)
 	 */
 	if (!p->pid || !w || (READ_ONCE(*w) & PSIM_TSK_RUNNING))
 		return;
+	/*
+	 * A task that wakes itself (try_to_wake_up() of current) is running
+	 * and stays queued; the kernel's PSI does nothing. That wakeup fires
+	 * without the runqueue lock, maybe with interrupts on: no lock here.
+	 * Its next switch counts the task, if it was not counted yet.
+	 */
+	if (p == current)
+		return;
 
 	cpu = task_cpu(p);
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
 	/*
-	 * Both wakeup tracepoints fire under the task's runqueue lock, so
+	 * Every other wakeup fires under the task's runqueue lock, so
 	 * interrupts are off already: saving and restoring them is dead work.
 	 * (No pid race here as in the switch probe: the two tasks of an
 	 * exec's pid swap are running, and a running task returned above.)
 	 */
 	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&pc->lock);
-	psim_relocate_locked(pc, w, cpu);
+	w = psim_word_on(pc, p, cpu);
 	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), cpu);
 	psim_cpu_counts(&pc->st, clear, set);
 	psim_update_wakeup(&pc->st, p, cpu);
@@ -339,24 +363,36 @@ static void psim_probe_wakeup(void *data, struct task_struct *p)
 	psim_wake_clock();
 }
 
+/*
+ * A new task. Whatever its pid's word holds belongs to an earlier owner of
+ * the pid: release_task() can free a pid before its task's last switch (a
+ * thread reaps itself in exit_notify(), before do_task_dead()), and a pid
+ * space that wraps quickly hands it out again meanwhile. Those counts are
+ * taken off their CPU here, or they would stay counted for good; the old
+ * owner's last switch then finds the new task's word under the same pid
+ * and takes it off too, until the new task's next event counts it again.
+ */
 static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 {
 	struct psim_pcpu *pc;
 	unsigned int cpu;
 	u32 *w;
 
-	w = psim_word(p);
-	if (!p->pid || !w)
+	if (!p->pid)
 		return;
 
 	cpu = task_cpu(p);
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
 	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&pc->lock);
-	/* A new task: whatever the word held belonged to a dead pid owner. */
-	psim_store(w, PSIM_TSK_RUNNING, cpu);
-	psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
-	psim_update_wakeup(&pc->st, p, cpu);
+	w = psim_word_on(pc, p, cpu);
+	if (w) {
+		u32 left = READ_ONCE(*w) & PSIM_TSK_MASK;
+
+		psim_store(w, PSIM_TSK_RUNNING, cpu);
+		psim_cpu_counts(&pc->st, left, PSIM_TSK_RUNNING);
+		psim_update_wakeup(&pc->st, p, cpu);
+	}
 	raw_spin_unlock(&pc->lock);
 
 	psim_wake_clock();
@@ -407,7 +443,7 @@ again:
 	v = w ? READ_ONCE(*w) : 0;
 	if (!(v & PSIM_TSK_MASK))
 		goto out;
-	/* counts where no tracepoint showed them go (see psim_relocate_locked) */
+	/* counts where no tracepoint showed them go (see psim_word_on()) */
 	cur = psim_wcpu(v);
 	if (cur != src_cpu && cur != dest_cpu) {
 		psim_unlock_two(src_cpu, dest_cpu);
@@ -416,9 +452,8 @@ again:
 		retried = true;
 		pc = per_cpu_ptr(&psim_pcpu, src_cpu);
 		raw_spin_lock(&pc->lock);
-		w = p->pid ? psim_word(p) : NULL;
-		if (w)
-			psim_relocate_locked(pc, w, src_cpu);
+		if (p->pid)
+			psim_word_on(pc, p, src_cpu);
 		raw_spin_unlock(&pc->lock);
 		goto again;
 	}
@@ -460,15 +495,16 @@ static void psim_memstall(bool enter)
 	unsigned long flags;
 	u32 *w;
 
-	w = psim_word(p);
-	if (!p->pid || !w)
+	if (!p->pid)
 		return;
 
 	local_irq_save(flags);
 	cpu = smp_processor_id();
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
 	raw_spin_lock(&pc->lock);
-	psim_relocate_locked(pc, w, cpu);
+	w = psim_word_on(pc, p, cpu);
+	if (!w)
+		goto out;
 	if (enter)
 		psim_store(w, psim_task_memstall_enter(psim_lo(*w), &clear,
 						       &set), cpu);
@@ -481,6 +517,7 @@ static void psim_memstall(bool enter)
 		pc->st.curr_memstall = !!(*w & PSIM_TSK_MEMSTALL);
 		psim_update(&pc->st, cpu);
 	}
+out:
 	raw_spin_unlock(&pc->lock);
 	local_irq_restore(flags);
 

@@ -34,6 +34,26 @@ case_load() {
 	note "enable=$(cat $ENABLE 2>/dev/null) proc_dir=$(cat /sys/module/psi_mod/parameters/proc_dir 2>/dev/null)"
 }
 
+# poll() on a file without a trigger answers at once, as the kernel's
+# psi_trigger_poll() does: DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI. Where
+# the kernel's own files are there too ($K, side by side), the same bits.
+POLL_WANT="IN PRI OUT ERR RDNORM WRNORM"
+case_poll() {
+	local f r ms
+	for f in $RESFILES; do
+		r=$(kit poll $PSI_DIR/$f 5000)
+		ms=${r##* }
+		ms=${ms%ms}
+		expect "poll $PSI_DIR/$f: '${r% *}', want '$POLL_WANT'" [ "${r% *}" = "$POLL_WANT" ]
+		expect "poll $PSI_DIR/$f took ${ms}ms, want at once (< 1000)" [ "${ms:-9999}" -lt 1000 ]
+		if [ -n "${K:-}" ]; then
+			r=$(kit poll $K/$f 5000)
+			expect "kernel's poll $K/$f: '${r% *}', want '$POLL_WANT'" [ "${r% *}" = "$POLL_WANT" ]
+		fi
+	done
+	note "poll: $(kit poll $PSI_DIR/cpu 5000)"
+}
+
 # Strict format of all three files; cpu's full line all zeros.
 case_format() {
 	local f
@@ -194,6 +214,35 @@ expect_quiet() {
 	done
 	note "quiet ${w}us: cpu+$(snap_delta $C/qa $C/qb $PSI_DIR/cpu some) io+$(snap_delta $C/qa $C/qb $PSI_DIR/io some) memory+$(snap_delta $C/qa $C/qb $PSI_DIR/memory some)us"
 	[ ! -s $C/fails ]
+}
+
+# After a load has stopped: nothing stuck in the totals (expect_quiet) or
+# in psi_mod's debugfs state. fuzz quiet samples the state 5 times, 0.3 s
+# apart, each followed by a count of the tasks in state R (runnable or
+# running, as the state's "running" counts them). A leaked count is there
+# in every sample; a task that happens to run is not, so the check takes
+# the best sample: the running count must not exceed the R tasks in at
+# least one sample, and iowait/memstall must be 0 in at least one (nothing
+# does IO or reclaim). Underflows must be 0 in every sample.
+expect_settled() {
+	local s
+	sleep 2
+	expect_quiet 3 || debug_state
+	fuzz quiet 5 > $C/quiet 2>&1
+	s=$(awk '$1 == "sample" { for (i = 3; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] }
+		ex = v["running"] - v["R-tasks"]
+		if (n == 0 || ex < mex) mex = ex; if (n == 0 || v["iowait"] < mio) mio = v["iowait"]
+		if (n == 0 || v["memstall"] < mme) mme = v["memstall"]; if (v["underflows"] > muf) muf = v["underflows"]
+		n++ } END { printf "%d %d %d %d %d", n, mex, mio, mme, muf }' $C/quiet)
+	set -- $s
+	expect "debugfs state unreadable: $(joinl $C/quiet)" [ "${1:-0}" = 5 ]
+	expect "underflows=$5 in the debugfs state, want 0" [ "${5:-1}" = 0 ]
+	expect "running count above the runnable tasks by $2 in every sample: $(joinl $C/quiet)" ile "${2:-1}" 0
+	expect "iowait count $3 with nothing in IO: $(joinl $C/quiet)" [ "${3:-1}" = 0 ]
+	expect "memstall count $4 with nothing reclaiming: $(joinl $C/quiet)" [ "${4:-1}" = 0 ]
+	note "state: underflows=$5, best sample running-R=$2 iowait=$3 memstall=$4, relocations $(awk '
+		{ for (i = 1; i <= NF; i++) if ($i ~ /^relocations=/) { split($i, a, "="); r += a[2] } }
+		END { print r + 0 }' /sys/kernel/debug/psi_mod/state 2>/dev/null)"
 }
 
 # total of the underflows= fields in psi_mod's debugfs state; empty if the

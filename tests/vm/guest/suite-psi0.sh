@@ -1,9 +1,25 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format idle spin io iowrite mem hackbench toggle churn thread-exec badparams rmmod-readers loadunload dmesg"
+CASES="load format poll idle spin io iowrite mem hackbench toggle churn thread-exec pidwrap badparams rmmod-readers loadunload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
+
+# Pid reuse: kernel.pid_max at its minimum (301: one pid, 300, once the
+# cursor has passed it) and 20 s of threads and self-reaping children
+# created as fast as that allows (tests/vm/helpers/pidwrap.c). A task that
+# reaps itself frees its pid before its last switch, so the pid's next
+# owner is often created while the old one still runs. Then nothing may be
+# left behind: a count the old owner left would show as pressure on an
+# idle CPU for as long as the module runs.
+case_pidwrap() {
+	local out rc
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	out=$(timeout $((60 * ${LIMITX:-1})) pidwrap 20 4 301 2>&1); rc=$?
+	expect "pidwrap exit $rc, pid_max $(cat /proc/sys/kernel/pid_max): $out" [ $rc = 0 ]
+	note "$out"
+	expect_settled
+}
 
 # enable 1 -> 0 -> 1 at runtime under 4 spinners: files vanish, come back,
 # and the numbers after the return are sane and restarted.
@@ -175,6 +191,7 @@ case_loadunload() {
 suite_begin
 run_case load 20 case_load
 run_case format 10 case_format
+run_case poll 30 case_poll
 run_case idle 30 case_idle
 run_case spin 40 case_spin
 run_case io 30 case_io
@@ -184,6 +201,7 @@ run_case hackbench 120 case_hackbench
 run_case toggle 40 case_toggle
 run_case churn 120 case_churn
 run_case thread-exec 90 case_thread_exec
+run_case pidwrap 100 case_pidwrap
 run_case badparams 40 case_badparams
 run_case rmmod-readers 60 case_rmmod_readers
 run_case loadunload 120 case_loadunload

@@ -2,7 +2,7 @@
 # The module must refuse the default proc_dir (the kernel owns
 # /proc/pressure), load under proc_dir=psi_mod, and agree with the kernel.
 # The host reads the case list from the CASES= line below.
-CASES="eexist sbs-load sbs-idle sbs-cpu sbs-io sbs-io-free sbs-mixed sbs-hackbench thread-exec sbs-memory sbs-unload dmesg"
+CASES="eexist sbs-load poll sbs-idle sbs-cpu sbs-io sbs-io-free sbs-mixed sbs-hackbench thread-exec sbs-memory sbs-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -214,6 +214,7 @@ case_sbs_unload() {
 suite_begin
 run_case eexist 20 case_eexist
 run_case sbs-load 20 case_sbs_load
+run_case poll 30 case_poll
 run_case sbs-idle 30 case_sbs_idle
 run_case sbs-cpu 40 case_sbs_cpu
 run_case sbs-io 30 case_sbs_io

@@ -82,34 +82,10 @@ expect_dmesg_clean() {
 }
 
 # After a storm, load stopped, module loaded: files sane, nothing stuck.
-# fuzz quiet samples the debugfs state 5 times, 0.3 s apart, each followed
-# by a count of the tasks in state R (runnable or running, as the state's
-# "running" counts them). A leaked count is there in every sample; a task
-# that happens to run is not, so the check takes the best sample: the
-# running count must not exceed the R tasks in at least one sample, and
-# iowait/memstall must be 0 in at least one (nothing does IO or reclaim).
-# Underflows must be 0 in every sample.
 post_check() {
-	local s
 	mod_loaded || { bad "module not loaded for the post-storm checks"; return; }
 	check_files
-	sleep 2
-	expect_quiet 3 || debug_state
-	fuzz quiet 5 > $C/quiet 2>&1
-	s=$(awk '$1 == "sample" { for (i = 3; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] }
-		ex = v["running"] - v["R-tasks"]
-		if (n == 0 || ex < mex) mex = ex; if (n == 0 || v["iowait"] < mio) mio = v["iowait"]
-		if (n == 0 || v["memstall"] < mme) mme = v["memstall"]; if (v["underflows"] > muf) muf = v["underflows"]
-		n++ } END { printf "%d %d %d %d %d", n, mex, mio, mme, muf }' $C/quiet)
-	set -- $s
-	expect "debugfs state unreadable: $(joinl $C/quiet)" [ "${1:-0}" = 5 ]
-	expect "underflows=$5 in the debugfs state, want 0" [ "${5:-1}" = 0 ]
-	expect "running count above the runnable tasks by $2 in every sample: $(joinl $C/quiet)" ile "${2:-1}" 0
-	expect "iowait count $3 with nothing in IO: $(joinl $C/quiet)" [ "${3:-1}" = 0 ]
-	expect "memstall count $4 with nothing reclaiming: $(joinl $C/quiet)" [ "${4:-1}" = 0 ]
-	note "state: underflows=$5, best sample running-R=$2 iowait=$3 memstall=$4, relocations $(awk '
-		{ for (i = 1; i <= NF; i++) if ($i ~ /^relocations=/) { split($i, a, "="); r += a[2] } }
-		END { print r + 0 }' $DEBUGFS_STATE 2>/dev/null)"
+	expect_settled
 }
 
 # --- 1. load/unload cycles with readers looping on the files
