@@ -18,7 +18,17 @@
  * psim_memstall) without the locks: the same per-task word transitions and
  * the same clear/set count changes with the underflow counter, the same
  * oncpu/curr_memstall updates, psim_record_times + psim_state_mask at the
- * event's time on each CPU it touches.
+ * event's time on each CPU it touches. Or, with a backend (m->be), the
+ * real probes of src/psi_probes.c (test_probes.c): the same events go to
+ * them, and their CPU states are copied into m->c[].st after each one.
+ *
+ * Events the mirror does not take (test_probes.c makes them, and sets the
+ * fields below; they stay zero for the mirror, whose event stream does not
+ * change): a zombie (an exec'ing thread's old leader) that exits at its
+ * next switch-out; an offline CPU, where no event happens and no task
+ * goes; a task moved without a tracepoint (5.10 pushes a dying CPU's tasks
+ * after it is offline), whose counts psi_mod keeps on the old CPU until the
+ * task's next event: the expected counts follow psi_mod there.
  */
 #ifndef MODEL_H
 #define MODEL_H
@@ -48,6 +58,9 @@ struct mtask {
 	/* since psi_mod was loaded: */
 	int seen;	/* switched in, woken or forked */
 	int touched;	/* any event that sets the whole word */
+	int zombie;	/* exits at its next switch-out that is not a preemption */
+	int lagged;	/* moved unseen: psi_mod counts it on lag_cpu */
+	int lag_cpu;
 };
 
 struct mcpu {
@@ -59,6 +72,7 @@ struct mcpu {
 	u64 base_truth[PSIM_NR_STATES];		/* at convergence */
 	u64 base_mod[PSIM_NR_STATES];
 	int switched;				/* a switch since load */
+	int offline;				/* no events, no tasks go there */
 };
 
 enum { EV_NONE, EV_SWITCH, EV_WAKEUP, EV_SPURIOUS, EV_MIGRATE, EV_MS_ENTER,
@@ -78,7 +92,22 @@ static const char *const prev_names[PREV_NR] = {
 	"exits",
 };
 
+struct model;
+
+/* Probes to drive instead of the mirror (the mod_* functions below). */
+struct model_be {
+	void (*sw)(struct model *m, int cpu, int preempt, int prev,
+		   unsigned int prev_state, int prev_in_iowait, int next);
+	void (*wakeup)(struct model *m, int p);
+	void (*wakeup_new)(struct model *m, int p);
+	void (*migrate)(struct model *m, int p, int dest);
+	void (*memstall)(struct model *m, int cpu, int p, int enter);
+	/* copy the probes' CPU states into m->c[].st */
+	void (*sync)(struct model *m);
+};
+
 struct model {
+	const struct model_be *be;	/* NULL: the mirror */
 	struct mtask t[NTASK];
 	struct mcpu c[NCPU];
 	u64 now, last_now;
@@ -162,10 +191,11 @@ static void truth_counts(const struct model *m,
 	memset(n, 0, sizeof(unsigned int) * NCPU * PSIM_NR_COUNTS);
 	for (i = 0; i < m->ntask; i++) {
 		unsigned int f = truth_flags(&m->t[i]);
+		int cpu = m->t[i].lagged ? m->t[i].lag_cpu : m->t[i].cpu;
 
 		for (k = 0; k < PSIM_NR_COUNTS; k++)
 			if (f & (1U << k))
-				n[m->t[i].cpu][k]++;
+				n[cpu][k]++;
 	}
 }
 
@@ -283,6 +313,12 @@ static void mod_switch(struct model *m, int cpu, int preempt, int prev,
 
 	if (!m->loaded)
 		return;
+	if (m->be) {
+		m->be->sw(m, cpu, preempt, prev, prev_state, prev_in_iowait,
+			  next);
+		m->be->sync(m);
+		return;
+	}
 	if (prev >= 0) {
 		int sleep = !preempt && prev_state != TASK_RUNNING;
 		u16 *w = &m->t[prev].w;
@@ -310,6 +346,11 @@ static void mod_wakeup(struct model *m, int p)
 	unsigned int clear, set;
 	u16 *w = &m->t[p].w;
 
+	if (m->be && m->loaded) {
+		m->be->wakeup(m, p);
+		m->be->sync(m);
+		return;
+	}
 	if (!m->loaded || (*w & PSIM_TSK_RUNNING))
 		return;
 	*w = psim_task_wakeup(*w, &clear, &set);
@@ -322,6 +363,11 @@ static void mod_wakeup_new(struct model *m, int p)
 {
 	if (!m->loaded)
 		return;
+	if (m->be) {
+		m->be->wakeup_new(m, p);
+		m->be->sync(m);
+		return;
+	}
 	m->t[p].w = PSIM_TSK_RUNNING;
 	mod_counts(&m->c[m->t[p].cpu].st, 0, PSIM_TSK_RUNNING);
 	mod_update(m, m->t[p].cpu);
@@ -334,6 +380,11 @@ static void mod_migrate(struct model *m, int p, int dest)
 	unsigned int clear, set;
 	u16 *w = &m->t[p].w;
 
+	if (m->be && m->loaded) {
+		m->be->migrate(m, p, dest);
+		m->be->sync(m);
+		return;
+	}
 	if (!m->loaded || src == dest || !*w)
 		return;
 	*w = psim_task_migrate(*w, &clear, &set);
@@ -354,6 +405,11 @@ static void mod_memstall(struct model *m, int cpu, int p, int enter)
 
 	if (!m->loaded)
 		return;
+	if (m->be) {
+		m->be->memstall(m, cpu, p, enter);
+		m->be->sync(m);
+		return;
+	}
 	if (enter)
 		*w = psim_task_memstall_enter(*w, &clear, &set);
 	else
@@ -410,12 +466,69 @@ static void model_load(struct model *m)
 	}
 }
 
+/* @c if it is online, else the next CPU that is */
+static int online_cpu(const struct model *m, int c)
+{
+	while (m->c[c].offline)
+		c = (c + 1) % NCPU;
+	return c;
+}
+
+/* A switch on @cpu: @prev (or -1) does @what, @next (or -1) runs. */
+static void model_do_switch(struct model *m, int cpu, int what, int preempt,
+			    unsigned int state, int in_iowait, int next)
+{
+	int prev = m->c[cpu].curr;
+
+	m->ev_kind = EV_SWITCH;
+	m->ev_cpu = cpu;
+	m->ev_p = prev;
+	m->ev_q = next;
+	m->ev_a = what;
+	m->n_ev[EV_SWITCH]++;
+	m->n_prev[what]++;
+
+	mod_switch(m, cpu, preempt, prev, state, in_iowait, next);
+
+	if (prev >= 0) {
+		struct mtask *t = &m->t[prev];
+
+		switch (what) {
+		case PREV_PREEMPT:
+		case PREV_SIGNAL:
+			t->st = T_QUEUED;
+			break;
+		case PREV_BLOCK:
+		case PREV_BLOCK_IO:
+			t->st = T_SLEEP;
+			t->iowait = in_iowait;
+			break;
+		case PREV_EXIT:
+			t->st = T_DEAD;
+			t->iowait = 0;
+			t->zombie = 0;
+			break;
+		}
+		t->touched = 1;
+		t->lagged = 0;
+	}
+	if (next >= 0) {
+		m->t[next].st = T_RUNNING;
+		m->t[next].seen = m->t[next].touched = 1;
+		m->t[next].lagged = 0;
+	}
+	m->c[cpu].curr = next;
+	m->c[cpu].switched = 1;
+}
+
 static void ev_switch(struct model *m, int cpu)
 {
 	int cand[NTASK], ncand = 0, prev = m->c[cpu].curr, next = -1;
 	int i, what = PREV_IDLE, preempt = 0, in_iowait = 0;
 	unsigned int state = TASK_RUNNING;
 
+	if (m->c[cpu].offline)
+		return;
 	for (i = 0; i < m->ntask; i++)
 		if (m->t[i].st == T_QUEUED && m->t[i].cpu == cpu)
 			cand[ncand++] = i;
@@ -444,6 +557,12 @@ static void ev_switch(struct model *m, int cpu)
 			what = PREV_EXIT;
 			state = TASK_DEAD;
 		}
+		/* a zombie is preempted or does its last switch */
+		if (m->t[prev].zombie && what != PREV_PREEMPT) {
+			what = PREV_EXIT;
+			state = TASK_DEAD;
+			in_iowait = 0;
+		}
 		/* prev stays runnable and nothing else is queued: no switch */
 		if ((what == PREV_PREEMPT || what == PREV_SIGNAL) && !ncand)
 			return;
@@ -455,43 +574,7 @@ static void ev_switch(struct model *m, int cpu)
 	}
 	if (ncand)
 		next = cand[rnd(m, ncand)];
-
-	m->ev_kind = EV_SWITCH;
-	m->ev_cpu = cpu;
-	m->ev_p = prev;
-	m->ev_q = next;
-	m->ev_a = what;
-	m->n_ev[EV_SWITCH]++;
-	m->n_prev[what]++;
-
-	mod_switch(m, cpu, preempt, prev, state, in_iowait, next);
-
-	if (prev >= 0) {
-		struct mtask *t = &m->t[prev];
-
-		switch (what) {
-		case PREV_PREEMPT:
-		case PREV_SIGNAL:
-			t->st = T_QUEUED;
-			break;
-		case PREV_BLOCK:
-		case PREV_BLOCK_IO:
-			t->st = T_SLEEP;
-			t->iowait = in_iowait;
-			break;
-		case PREV_EXIT:
-			t->st = T_DEAD;
-			t->iowait = 0;
-			break;
-		}
-		t->touched = 1;
-	}
-	if (next >= 0) {
-		m->t[next].st = T_RUNNING;
-		m->t[next].seen = m->t[next].touched = 1;
-	}
-	m->c[cpu].curr = next;
-	m->c[cpu].switched = 1;
+	model_do_switch(m, cpu, what, preempt, state, in_iowait, next);
 }
 
 static void ev_fork(struct model *m, int p, int cpu)
@@ -518,12 +601,12 @@ static void ev_wakeup(struct model *m, int p)
 	struct mtask *t = &m->t[p];
 
 	if (t->st == T_DEAD) {
-		ev_fork(m, p, rnd(m, NCPU));
+		ev_fork(m, p, online_cpu(m, rnd(m, NCPU)));
 		return;
 	}
 	m->ev_p = p;
 	if (t->st == T_SLEEP) {
-		int dest = rnd(m, NCPU);
+		int dest = online_cpu(m, rnd(m, NCPU));
 
 		m->ev_kind = EV_WAKEUP;
 		m->ev_a = t->cpu;
@@ -546,7 +629,7 @@ static void ev_wakeup(struct model *m, int p)
 		m->ev_kind = EV_SPURIOUS;
 		m->ev_cpu = t->cpu;
 		m->n_ev[EV_SPURIOUS]++;
-		if (m->exact) {
+		if (m->exact && !m->be) {
 			unsigned int clear = ~0U, set = ~0U;
 			u16 nw = psim_task_wakeup(t->w, &clear, &set);
 
@@ -571,6 +654,7 @@ static void ev_migrate_queued(struct model *m, int p, int dest)
 	m->n_ev[EV_MIGRATE]++;
 	mod_migrate(m, p, dest);
 	t->cpu = dest;
+	t->lagged = 0;
 }
 
 static void ev_memstall(struct model *m, int cpu)
@@ -578,7 +662,7 @@ static void ev_memstall(struct model *m, int cpu)
 	int p = m->c[cpu].curr, enter;
 	struct mtask *t;
 
-	if (p < 0)
+	if (p < 0 || m->t[p].zombie)
 		return;
 	t = &m->t[p];
 	/*
@@ -594,6 +678,7 @@ static void ev_memstall(struct model *m, int cpu)
 	m->ev_cpu = cpu;
 	m->n_ev[m->ev_kind]++;
 	mod_memstall(m, cpu, p, enter);
+	t->lagged = 0;
 	if (enter) {
 		t->depth++;
 		t->touched = 1;
@@ -632,7 +717,9 @@ static void model_step(struct model *m)
 		if (m->t[p].st == T_QUEUED) {
 			int dest = (m->t[p].cpu + 1 + rnd(m, NCPU - 1)) % NCPU;
 
-			ev_migrate_queued(m, p, dest);
+			dest = online_cpu(m, dest);
+			if (dest != m->t[p].cpu)
+				ev_migrate_queued(m, p, dest);
 		}
 	} else if (r < 950) {
 		ev_memstall(m, rnd(m, NCPU));
@@ -641,7 +728,7 @@ static void model_step(struct model *m)
 			if (m->t[i].st == T_DEAD)
 				break;
 		if (i < m->ntask)
-			ev_fork(m, i, rnd(m, NCPU));
+			ev_fork(m, i, online_cpu(m, rnd(m, NCPU)));
 		else
 			ev_switch(m, rnd(m, NCPU));
 	}
@@ -697,7 +784,8 @@ static void check_exact(struct model *m, int times)
 			       cpu, s, got, want);
 		}
 	}
-	for (i = 0; i < m->ntask; i++) {
+	/* the real probes' words are not visible: their counts are */
+	for (i = 0; !m->be && i < m->ntask; i++) {
 		const struct mtask *t = &m->t[i];
 
 		MCHECK(m, (t->w & PSIM_TSK_MASK) == truth_flags(t),

@@ -1,0 +1,918 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The real probe handlers of src/psi_probes.c, compiled in user space
+ * against the kernel API shim (shim/shim.h) and linked into this test: no
+ * copy of their logic here. The test registers them as the module does
+ * (psim_probes_find(), psim_probes_start()) and calls what the shim
+ * recorded, on the CPU, with the interrupt state, the kernel would.
+ *
+ *  probes_random_events   model.h's ground-truth scheduler drives the
+ *                         real probes (m->be): switch (preempt, sleep,
+ *                         iowait sleep, exit), wakeups (of tasks unseen
+ *                         since the load too, and of current), wakeup_new,
+ *                         migration of queued and waking tasks, memstall
+ *                         nesting (kprobes, or the tracepoints), plus
+ *                         exec by a non-leader thread (exchange_tids
+ *                         kretprobe), CPU offline (idle_dead kprobe and
+ *                         dead callback) with its queued tasks pushed
+ *                         seen or unseen (relocation). After every event
+ *                         each CPU's counts, oncpu, curr_memstall, state
+ *                         mask and state times (psim_cpu_debug()) equal
+ *                         the truth's; then every task exits, every CPU
+ *                         goes idle, and every count must be 0.
+ *  probes_bug_*           three suspected bugs, each a scenario of real
+ *                         kernel event orders; they fail while the bug is
+ *                         there (the FAIL line says what is left behind).
+ *
+ * Usage: test_probes [events per seed]
+ */
+#include "model.h"
+#include "psi_mod.h"
+
+/* What psi_aggregate.c would define. */
+struct delayed_work psim_avgs_work;
+struct task_struct *psim_avgs_worker;
+
+static unsigned long events_per_seed = 1000000;
+
+typedef void (*switch_fn)(void *, bool, struct task_struct *,
+			  struct task_struct *, unsigned int);
+typedef void (*task_fn)(void *, struct task_struct *);
+typedef void (*migrate_fn)(void *, struct task_struct *, int);
+typedef void (*reclaim_begin_fn)(void *, int, gfp_t);
+typedef void (*reclaim_end_fn)(void *, unsigned long);
+typedef void (*compact_begin_fn)(void *, struct compact_control *,
+				 unsigned long, unsigned long, bool);
+typedef void (*compact_end_fn)(void *, struct compact_control *,
+			       unsigned long, unsigned long, bool, int);
+
+static struct task_struct idle_ts[NR_CPUS];
+
+/* ------------------------------------------------------------------ */
+/* Calling the probes as the kernel does */
+
+/* Run on @cpu with interrupts @off; returns the state to restore. */
+struct ctx {
+	int cpu;
+	bool irqs_off;
+};
+
+static struct ctx ctx_enter(int cpu, bool off)
+{
+	struct ctx c = { shim_cpu, shim_irqs_off[cpu] };
+
+	shim_cpu = cpu;
+	shim_irqs_off[cpu] = off;
+	return c;
+}
+
+static void ctx_leave(struct ctx c)
+{
+	shim_irqs_off[shim_cpu] = c.irqs_off;
+	shim_cpu = c.cpu;
+}
+
+static void *tp_func(const char *name)
+{
+	struct tracepoint *tp = shim_tp(name);
+
+	return tp ? tp->func : NULL;
+}
+
+/* sched_switch on @cpu: under the runqueue lock, interrupts off */
+static void call_switch(int cpu, bool preempt, struct task_struct *prev,
+			unsigned int prev_state, bool in_iowait,
+			struct task_struct *next)
+{
+	struct ctx c = ctx_enter(cpu, true);
+
+	prev->__state = prev_state;
+	prev->in_iowait = in_iowait;
+	next->cpu = cpu;
+	((switch_fn)tp_func("sched_switch"))(NULL, preempt, prev, next,
+					     prev_state);
+	shim_current[cpu] = next;
+	ctx_leave(c);
+}
+
+/*
+ * sched_wakeup of @p (task_cpu(p) set by the caller), run by @waker_cpu
+ * with interrupts @off: under p's runqueue lock they are; 6.1's
+ * try_to_wake_up() of current takes no lock and leaves them as they are.
+ */
+static void call_wakeup(int waker_cpu, struct task_struct *p, bool off)
+{
+	struct ctx c = ctx_enter(waker_cpu, off);
+
+	p->__state = TASK_RUNNING;
+	p->sched_info.last_queued = shim_now;
+	((task_fn)tp_func("sched_wakeup"))(NULL, p);
+	ctx_leave(c);
+}
+
+static void call_wakeup_new(int parent_cpu, struct task_struct *p)
+{
+	struct ctx c = ctx_enter(parent_cpu, true);
+
+	p->__state = TASK_RUNNING;
+	p->sched_info.last_queued = shim_now;
+	((task_fn)tp_func("sched_wakeup_new"))(NULL, p);
+	ctx_leave(c);
+}
+
+/* set_task_cpu(): before task_cpu() changes; pi_lock or rq lock held */
+static void call_migrate(int on_cpu, struct task_struct *p, int dest)
+{
+	struct ctx c = ctx_enter(on_cpu, true);
+
+	((migrate_fn)tp_func("sched_migrate_task"))(NULL, p, dest);
+	p->cpu = dest;
+	ctx_leave(c);
+}
+
+/* exchange_tids(left, right): entry, the pid swap, return */
+static void call_exchange_tids(int cpu, struct task_struct *left,
+			       struct task_struct *right)
+{
+	struct kretprobe *rp = shim_kretprobe("exchange_tids");
+	struct kretprobe_instance ri;
+	struct pt_regs regs = { { (unsigned long)left, (unsigned long)right } };
+	struct ctx c = ctx_enter(cpu, true);	/* write_lock_irq(tasklist) */
+	pid_t tmp;
+
+	memset(&ri, 0, sizeof(ri));
+	if (rp)
+		rp->entry_handler(&ri, &regs);
+	tmp = left->pid;
+	left->pid = right->pid;
+	right->pid = tmp;
+	if (rp)
+		rp->handler(&ri, &regs);
+	ctx_leave(c);
+}
+
+/* The last of @cpu: its idle task's cpuhp_report_idle_dead() (kprobe). */
+static void call_idle_dead(int cpu)
+{
+	struct kprobe *kp = shim_kprobe("cpuhp_report_idle_dead");
+	struct pt_regs regs = { { 0 } };
+	struct ctx c;
+
+	if (!kp)
+		return;
+	c = ctx_enter(cpu, true);
+	kp->pre_handler(kp, &regs);
+	ctx_leave(c);
+}
+
+/* The CPU-dead callback, on a control CPU, in a kthread: interrupts on. */
+static void call_cpu_dead(int on_cpu, int cpu)
+{
+	struct ctx c = ctx_enter(on_cpu, false);
+
+	shim_cpuhp_teardown(cpu);
+	ctx_leave(c);
+}
+
+enum { MS_KPROBE, MS_RECLAIM, MS_MEMCG, MS_COMPACT };
+
+/* psi_memstall_enter/leave, or a reclaim or compaction tracepoint pair,
+ * in the task's own context: interrupts on */
+static void call_memstall(int cpu, int how, bool enter)
+{
+	struct pt_regs regs = { { 0 } };
+	struct ctx c = ctx_enter(cpu, false);
+	struct kprobe *kp;
+
+	switch (how) {
+	case MS_KPROBE:
+		kp = shim_kprobe(enter ? "psi_memstall_enter" :
+					 "psi_memstall_leave");
+		kp->pre_handler(kp, &regs);
+		break;
+	case MS_RECLAIM:
+		if (enter)
+			((reclaim_begin_fn)tp_func("mm_vmscan_direct_reclaim_begin"))(NULL, 0, 0);
+		else
+			((reclaim_end_fn)tp_func("mm_vmscan_direct_reclaim_end"))(NULL, 1);
+		break;
+	case MS_MEMCG:
+		if (enter)
+			((reclaim_begin_fn)tp_func("mm_vmscan_memcg_reclaim_begin"))(NULL, 0, 0);
+		else
+			((reclaim_end_fn)tp_func("mm_vmscan_memcg_reclaim_end"))(NULL, 1);
+		break;
+	case MS_COMPACT:
+		if (enter)
+			((compact_begin_fn)tp_func("mm_compaction_begin"))(NULL, NULL, 0, 1, true);
+		else
+			((compact_end_fn)tp_func("mm_compaction_end"))(NULL, NULL, 0, 1, true, 0);
+		break;
+	}
+	ctx_leave(c);
+}
+
+/* A fresh shim and a freshly loaded module. */
+static int probes_start(bool memstall_tp_only)
+{
+	int cpu, i, ret;
+
+	memset(&psim_avgs_work, 0, sizeof(psim_avgs_work));
+	psim_avgs_worker = NULL;
+	shim_lock_hook = NULL;
+	shim_nheld = 0;
+	shim_jb_armed = false;
+	shim_cpu = 0;
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		shim_irqs_off[cpu] = false;
+		memset(&idle_ts[cpu], 0, sizeof(idle_ts[cpu]));
+		idle_ts[cpu].cpu = cpu;
+		shim_current[cpu] = &idle_ts[cpu];
+	}
+	for (i = 0; i < shim_ntracepoints; i++)
+		shim_tracepoints[i].func = NULL;
+	ret = psim_probes_find();
+	if (!ret)
+		ret = psim_probes_start(memstall_tp_only);
+	TU_CHECK(!ret, "psim_probes_start: %d", ret);
+	TU_CHECK(tp_func("sched_switch") && tp_func("sched_wakeup") &&
+		 tp_func("sched_wakeup_new") && tp_func("sched_migrate_task") &&
+		 shim_kretprobe("exchange_tids") && shim_cpuhp_teardown,
+		 "a probe is not registered");
+	return ret;
+}
+
+/* Unload; the shim checks that everything registered is unregistered. */
+static void probes_stop(void)
+{
+	int i;
+
+	shim_lock_hook = NULL;
+	shim_jb_armed = false;
+	psim_probes_stop();
+	for (i = 0; i < shim_ntracepoints; i++)
+		TU_CHECK(!shim_tracepoints[i].func, "%s still registered",
+			 shim_tracepoints[i].name);
+	TU_CHECK(!shim_kprobe("psi_memstall_enter") &&
+		 !shim_kprobe("cpuhp_report_idle_dead") &&
+		 !shim_kretprobe("exchange_tids") && !shim_cpuhp_teardown,
+		 "a kprobe or the hotplug state is still registered");
+}
+
+/* ------------------------------------------------------------------ */
+/* The model's backend: its events go to the real probes */
+
+static struct task_struct ts[NTASK];
+static u64 brng;		/* the backend's own choices */
+static int ms_how[NTASK][MAXDEPTH + 1];	/* memstall kind per depth */
+static bool tp_only;
+static unsigned long n_wake_current, n_ms_tp;
+static pid_t switched_in_pid[NR_CPUS];	/* next->pid at the last switch */
+
+static unsigned int brnd(unsigned int n)
+{
+	brng ^= brng >> 12;
+	brng ^= brng << 25;
+	brng ^= brng >> 27;
+	return ((brng * 2685821657736338717ULL) >> 32) % n;
+}
+
+static struct task_struct *task_of(int p, int cpu)
+{
+	return p >= 0 ? &ts[p] : &idle_ts[cpu];
+}
+
+static void be_switch(struct model *m, int cpu, int preempt, int prev,
+		      unsigned int prev_state, int prev_in_iowait, int next)
+{
+	shim_now = m->now;
+	call_switch(cpu, preempt, task_of(prev, cpu), prev_state,
+		    prev_in_iowait, task_of(next, cpu));
+	switched_in_pid[cpu] = task_of(next, cpu)->pid;
+}
+
+static void be_wakeup(struct model *m, int p)
+{
+	const struct mtask *t = &m->t[p];
+	int waker = online_cpu(m, brnd(NCPU));
+	bool off = true;
+
+	shim_now = m->now;
+	ts[p].cpu = t->cpu;
+	/* a running task woken by itself: 6.1's p == current path */
+	if (t->st == T_RUNNING && brnd(2)) {
+		waker = t->cpu;
+		off = brnd(2);
+		n_wake_current++;
+	}
+	call_wakeup(waker, &ts[p], off);
+}
+
+static void be_wakeup_new(struct model *m, int p)
+{
+	shim_now = m->now;
+	ts[p].cpu = m->t[p].cpu;
+	ts[p].se.sched_delayed = 0;
+	call_wakeup_new(online_cpu(m, brnd(NCPU)), &ts[p]);
+}
+
+static void be_migrate(struct model *m, int p, int dest)
+{
+	shim_now = m->now;
+	ts[p].cpu = m->t[p].cpu;
+	call_migrate(online_cpu(m, brnd(NCPU)), &ts[p], dest);
+}
+
+static void be_memstall(struct model *m, int cpu, int p, int enter)
+{
+	int d = m->t[p].depth, how;
+
+	shim_now = m->now;
+	if (enter) {
+		how = tp_only ? MS_RECLAIM + brnd(3) : MS_KPROBE;
+		ms_how[p][d + 1] = how;
+	} else {
+		how = ms_how[p][d];
+	}
+	n_ms_tp += how != MS_KPROBE;
+	call_memstall(cpu, how, enter);
+}
+
+static void be_sync(struct model *m)
+{
+	struct psim_cpu_debug d;
+	int cpu;
+
+	for (cpu = 0; cpu < NCPU; cpu++) {
+		psim_cpu_debug(cpu, &d);
+		m->c[cpu].st = d.st;
+	}
+}
+
+static const struct model_be real_be = {
+	.sw = be_switch,
+	.wakeup = be_wakeup,
+	.wakeup_new = be_wakeup_new,
+	.migrate = be_migrate,
+	.memstall = be_memstall,
+	.sync = be_sync,
+};
+
+/* Time passes before an event of the test's own. */
+static void tick(struct model *m)
+{
+	m->ev_kind = EV_NONE;
+	m->ev++;
+	m->now += 1 + brnd(20000);
+	truth_advance(m, m->now);
+	shim_now = m->now;
+}
+
+static unsigned long n_exec, n_offline, n_offline_kprobe, n_push_silent;
+
+/*
+ * A thread execs: the one running on a CPU (left) takes the pid of its
+ * leader (right), a task on its way to its last switch, running or
+ * preempted (queued), that exits at its next switch-out. The counts of
+ * the truth do not change.
+ */
+static void ev_exec(struct model *m)
+{
+	int b = online_cpu(m, brnd(NCPU)), l = m->c[b].curr, r, i;
+
+	if (l < 0 || m->t[l].zombie)
+		return;
+	r = brnd(m->ntask);
+	for (i = 0; i < m->ntask; i++, r = (r + 1) % m->ntask) {
+		const struct mtask *t = &m->t[r];
+
+		if (r != l && !t->zombie && !t->depth &&
+		    (t->st == T_QUEUED || t->st == T_RUNNING))
+			break;
+	}
+	if (i == m->ntask)
+		return;
+	tick(m);
+	m->ev_p = l;
+	m->ev_q = r;
+	m->ev_cpu = b;
+	if (getenv("TP_DEBUG"))
+		fprintf(stderr, "ev %lu exec t%d (cpu%d) leader t%d (st %d cpu%d)\n", m->ev, l, b, r, m->t[r].st, m->t[r].cpu);
+	call_exchange_tids(b, &ts[l], &ts[r]);
+	m->t[r].zombie = 1;
+	n_exec++;
+	be_sync(m);
+}
+
+/*
+ * CPU @b goes offline. Its queued tasks are pushed away: while it is
+ * online (6.1's balance_push, seen), or after (5.10, unseen: psi_mod finds
+ * their counts on @b at their next event and relocates them). Its last
+ * task, the stopper, parks on a switch nobody sees; the idle task's
+ * cpuhp_report_idle_dead() (kprobe, if attached) and the dead callback on
+ * another CPU take it off.
+ */
+static void ev_offline(struct model *m)
+{
+	int b = brnd(NCPU), s = m->c[b].curr, silent = brnd(2), i, ctl;
+
+	for (i = 0; i < NCPU; i++) {
+		if (m->c[i].offline) {	/* one at a time: it comes back */
+			tick(m);
+			m->c[i].offline = 0;
+			return;
+		}
+	}
+	/*
+	 * The last task is the CPU's stopper: no stall, and (a kthread) no
+	 * exec since it was switched in, so psim_cpu_gone() finds it by the
+	 * pid it was switched in with.
+	 */
+	if (s < 0 || m->t[s].depth || m->t[s].zombie ||
+	    ts[s].pid != switched_in_pid[b])
+		return;
+	tick(m);
+	if (getenv("TP_DEBUG"))
+		fprintf(stderr, "ev %lu offline cpu%d stopper t%d silent %d\n", m->ev, b, s, silent);
+	n_offline++;
+	if (silent)
+		m->c[b].offline = 1;
+	for (i = 0; i < m->ntask; i++) {
+		struct mtask *t = &m->t[i];
+		int dest = (b + 1 + brnd(NCPU - 1)) % NCPU;
+
+		if (t->st != T_QUEUED || t->cpu != b)
+			continue;
+		if (!silent) {
+			ev_migrate_queued(m, i, dest);
+			continue;
+		}
+		if (!t->lagged) {
+			t->lagged = 1;
+			t->lag_cpu = b;
+		}
+		t->cpu = dest;
+		ts[i].cpu = dest;
+		n_push_silent++;
+	}
+	m->c[b].offline = 1;
+	/* the stopper's switch to idle, unseen */
+	m->t[s].st = T_SLEEP;
+	m->t[s].iowait = 0;
+	ts[s].__state = TASK_PARKED;
+	m->c[b].curr = -1;
+	shim_current[b] = &idle_ts[b];
+	if (brnd(2)) {
+		call_idle_dead(b);
+		n_offline_kprobe++;
+	}
+	ctl = online_cpu(m, brnd(NCPU));
+	call_cpu_dead(ctl, b);
+	be_sync(m);
+}
+
+/* Every task exits and every CPU switches to idle; counts must be 0. */
+static void drain(struct model *m)
+{
+	int cpu, i, round;
+
+	for (cpu = 0; cpu < NCPU; cpu++)
+		m->c[cpu].offline = 0;
+	for (round = 0; round < 4 && !TU_FAILED(); round++) {
+		for (i = 0; i < m->ntask; i++) {
+			if (m->t[i].st == T_SLEEP) {
+				tick(m);
+				ev_wakeup(m, i);
+			}
+		}
+		for (cpu = 0; cpu < NCPU && !TU_FAILED(); cpu++) {
+			for (;;) {
+				int p = m->c[cpu].curr, next = -1;
+
+				for (i = 0; i < m->ntask; i++)
+					if (m->t[i].st == T_QUEUED &&
+					    m->t[i].cpu == cpu)
+						next = i;
+				if (p < 0 && next < 0)
+					break;
+				while (p >= 0 && m->t[p].depth) {
+					tick(m);
+					mod_memstall(m, cpu, p, 0);
+					m->t[p].depth--;
+					check_exact(m, 1);
+				}
+				tick(m);
+				if (p >= 0)
+					model_do_switch(m, cpu, PREV_EXIT, 0,
+							TASK_DEAD, 0, next);
+				else
+					model_do_switch(m, cpu, PREV_IDLE, 1,
+							TASK_RUNNING, 0, next);
+				check_exact(m, 1);
+			}
+		}
+	}
+	for (i = 0; i < m->ntask; i++)
+		MCHECK(m, m->t[i].st == T_DEAD, "drain: t%d state %d", i,
+		       m->t[i].st);
+}
+
+/* Every CPU idle, every count 0, no underflow: what the final state is. */
+static void check_all_zero(const char *when)
+{
+	struct psim_cpu_debug d;
+	char buf[400] = "";
+	int cpu, k, n = 0;
+
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		psim_cpu_debug(cpu, &d);
+		for (k = 0; k < PSIM_NR_COUNTS; k++)
+			if (d.st.tasks[k])
+				n += snprintf(buf + n, sizeof(buf) - n,
+					      " cpu%d %s=%u", cpu,
+					      k == PSIM_NR_IOWAIT ? "iowait" :
+					      k == PSIM_NR_MEMSTALL ? "memstall" :
+					      k == PSIM_NR_RUNNING ? "running" :
+					      "memstall_running",
+					      d.st.tasks[k]);
+		if (d.st.underflows)
+			n += snprintf(buf + n, sizeof(buf) - n,
+				      " cpu%d underflows=%u", cpu,
+				      d.st.underflows);
+		if (d.st.oncpu)
+			n += snprintf(buf + n, sizeof(buf) - n,
+				      " cpu%d oncpu=1", cpu);
+	}
+	TU_CHECK(!n, "%s, counts left:%s", when, buf);
+}
+
+static const u64 seeds[] = { 1, 2, 3, 0x5eed5eedULL };
+static const int ntasks[] = { NTASK, NTASK, 12, 5 };
+
+static void probes_random_events(void)
+{
+	static struct model m;
+	/* static: kept across the longjmp of a shim failure */
+	static unsigned long n_reloc, n_dead_kp, n_dead_cb, n_wake_mig, n_ms;
+	static unsigned int si;
+	int cpu, i;
+
+	n_reloc = n_dead_kp = n_dead_cb = n_wake_mig = n_ms = 0;
+	n_wake_current = n_ms_tp = n_exec = n_offline = 0;
+	n_offline_kprobe = n_push_silent = 0;
+	for (si = 0; si < ARRAY_SIZE(seeds) && !TU_FAILED(); si++) {
+		unsigned long e;
+
+		brng = seeds[si] * 0x2545f4914f6cdd1dULL + 1;
+		/* the memstall tracepoints instead of the kprobes; no
+		 * idle_dead kprobe (only the dead callback) */
+		tp_only = si & 1;
+		memset(shim_kprobe_missing, 0, sizeof(shim_kprobe_missing));
+		if (si & 2)
+			shim_kprobe_missing[0] = "cpuhp_report_idle_dead";
+		model_init(&m, seeds[si], ntasks[si]);
+		shim_now = m.now;	/* the load's time */
+		if (probes_start(tp_only))
+			return;
+		m.exact = 1;
+		m.be = &real_be;
+		for (i = 0; i < NTASK; i++) {
+			memset(&ts[i], 0, sizeof(ts[i]));
+			ts[i].pid = 1000 + i;
+			ts[i].cpu = m.t[i].cpu;
+			ts[i].__state = TASK_INTERRUPTIBLE;
+		}
+		model_load(&m);
+		be_sync(&m);
+		if (setjmp(shim_jb)) {
+			TU_CHECK(0, "seed %#llx event %lu (%s): %s",
+				 (unsigned long long)m.seed, m.ev,
+				 model_event(&m), shim_msg);
+			probes_stop();
+			return;
+		}
+		shim_jb_armed = true;
+		for (e = 0; e < events_per_seed && !TU_FAILED(); e++) {
+			unsigned int r = brnd(1000);
+
+			if (r < 5)
+				ev_exec(&m);
+			else if (r < 8)
+				ev_offline(&m);
+			else
+				model_step(&m);
+			check_exact(&m, 1);
+			if ((e & 1023) == 1023)
+				check_aggregator(&m);
+		}
+		if (!TU_FAILED())
+			drain(&m);
+		shim_jb_armed = false;
+		if (!TU_FAILED())
+			check_all_zero("every task exited, every CPU idle");
+		for (cpu = 0; cpu < NCPU; cpu++) {
+			struct psim_cpu_debug d;
+
+			psim_cpu_debug(cpu, &d);
+			n_reloc += d.relocations;
+			n_dead_kp += d.dead_kprobe;
+			n_dead_cb += d.dead_callback;
+		}
+		n_wake_mig += m.n_wake_migrated;
+		n_ms += m.n_ev[EV_MS_ENTER];
+		probes_stop();
+	}
+	if (TU_FAILED())
+		return;
+	/* everything must have happened, many times */
+	TU_CHECK(n_exec >= events_per_seed / 1000, "only %lu execs", n_exec);
+	TU_CHECK(n_offline >= events_per_seed / 10000,
+		 "only %lu CPU offlines", n_offline);
+	TU_CHECK(n_offline_kprobe >= 2 && n_dead_kp >= 2 && n_dead_cb >= 2,
+		 "offline: %lu kprobe calls, %lu by the kprobe, %lu by the callback",
+		 n_offline_kprobe, n_dead_kp, n_dead_cb);
+	TU_CHECK(n_push_silent >= 10 && n_reloc >= 10,
+		 "only %lu unseen pushes, %lu relocations", n_push_silent,
+		 n_reloc);
+	TU_CHECK(n_wake_current >= events_per_seed / 1000,
+		 "only %lu wakeups of current", n_wake_current);
+	TU_CHECK(n_wake_mig >= events_per_seed / 100,
+		 "only %lu wakeups with migration", n_wake_mig);
+	TU_CHECK(n_ms >= events_per_seed / 100 && n_ms_tp >= events_per_seed / 100,
+		 "only %lu memstalls, %lu by tracepoints", n_ms, n_ms_tp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Scenarios */
+
+/*
+ * Every CPU's counts against @running (the other counts 0); a mismatch is
+ * added to bug_report, which the test checks at its end: the FAIL line
+ * then shows every step that went wrong, the final state included.
+ */
+static char bug_report[1500];
+
+static void expect_running(const char *when, const unsigned int *running)
+{
+	struct psim_cpu_debug d;
+	char buf[400] = "";
+	int cpu, n = 0;
+
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		psim_cpu_debug(cpu, &d);
+		if (d.st.tasks[PSIM_NR_RUNNING] != running[cpu] ||
+		    d.st.tasks[PSIM_NR_IOWAIT] || d.st.tasks[PSIM_NR_MEMSTALL] ||
+		    d.st.underflows)
+			n += snprintf(buf + n, sizeof(buf) - n,
+				      " cpu%d running=%u (want %u) iowait=%u memstall=%u underflows=%u;",
+				      cpu, d.st.tasks[PSIM_NR_RUNNING],
+				      running[cpu], d.st.tasks[PSIM_NR_IOWAIT],
+				      d.st.tasks[PSIM_NR_MEMSTALL],
+				      d.st.underflows);
+	}
+	if (n)
+		snprintf(bug_report + strlen(bug_report),
+			 sizeof(bug_report) - strlen(bug_report), "[%s:%s] ",
+			 when, buf);
+}
+
+static struct task_struct *new_task(struct task_struct *t, pid_t pid,
+				    int cpu)
+{
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->cpu = cpu;
+	return t;
+}
+
+/*
+ * Bug a. In 6.1's try_to_wake_up(), p == current fires sched_wakeup with
+ * only preemption off: no runqueue lock, interrupts as they are (on, for a
+ * task that wakes itself from a wait loop). For a task not seen since the
+ * load (word 0) psim_probe_wakeup() asserts interrupts off and takes the
+ * CPU lock, which an interrupt's wakeup on this CPU may take too. The
+ * kernel's PSI does nothing there (current is not enqueued); nor should
+ * psi_mod: the task runs, its next switch counts it. With interrupts off
+ * (the same path in an interrupt), it must not count it either: the CPU's
+ * oncpu is 0 (its current task was never switched in), and a RUNNING count
+ * there would be a full CPU stall on a CPU that runs its only task.
+ */
+static void probes_bug_wakeup_current_irqs_on(void)
+{
+	static struct task_struct a;
+	static const unsigned int none[NR_CPUS];
+	/* static: kept across the longjmp of a shim failure */
+	static char on_msg[600], off_msg[600];
+	static int pass;
+	struct psim_cpu_debug d;
+
+	on_msg[0] = off_msg[0] = '\0';
+	for (pass = 0; pass < 2; pass++) {
+		bool irqs_off = pass;
+		char *msg = pass ? off_msg : on_msg;
+
+		if (probes_start(false))
+			return;
+		/* a running since before the load, on cpu1 */
+		new_task(&a, 100, 1);
+		shim_current[1] = &a;
+		shim_now = 1000;
+		if (setjmp(shim_jb)) {
+			snprintf(msg, 600, "%s", shim_msg);
+			probes_stop();
+			continue;
+		}
+		shim_jb_armed = true;
+		/* prepare_to_wait(); the condition is true: wake_up(current) */
+		a.__state = TASK_INTERRUPTIBLE;
+		call_wakeup(1, &a, irqs_off);
+		psim_cpu_debug(1, &d);
+		if (d.st.tasks[PSIM_NR_RUNNING] || d.st.state_mask)
+			snprintf(msg, 600,
+				 "cpu1 running=%u oncpu=%u state mask %#x (cpu full %s) for a task running there",
+				 d.st.tasks[PSIM_NR_RUNNING], d.st.oncpu,
+				 d.st.state_mask,
+				 d.st.state_mask & BIT(PSIM_CPU_FULL) ?
+				 "on" : "off");
+		/* it goes on running, then sleeps */
+		shim_now += 1000;
+		call_switch(1, false, &a, TASK_INTERRUPTIBLE, false,
+			    &idle_ts[1]);
+		shim_jb_armed = false;
+		bug_report[0] = '\0';
+		expect_running("then a slept, every CPU idle", none);
+		if (bug_report[0])
+			snprintf(msg, 600, "%.590s", bug_report);
+		probes_stop();
+	}
+	TU_CHECK(!on_msg[0] && !off_msg[0],
+		 "wakeup of current (unseen since load): interrupts on: %s; interrupts off: %s",
+		 on_msg[0] ? on_msg : "ok", off_msg[0] ? off_msg : "ok");
+}
+
+/*
+ * Bug b. psim_relocate_locked_slow() drops this CPU's lock to take a lower
+ * CPU's first; exchange_tids() can swap the pids in that window, and the
+ * word pointer the switch probe took from prev's pid before is then the
+ * exec'ing thread's. Kernel order, 6.1:
+ *  1. leader A (pid 300) runs on cpu0, thread B (301) on cpu1;
+ *  2. A exits (a zombie on its way to its last switch); B execs:
+ *     exchange_tids(B, A), and A's last switch on cpu0 comes between the
+ *     pid swap and the kretprobe (the race psim_krp_exchange_ret() is
+ *     written for): B's word is left naming cpu0 while B runs on cpu1,
+ *     to be moved at B's next event;
+ *  3. B (now the leader, 300) forks C (302), which runs on cpu2;
+ *  4. B exits; C execs. B's last switch on cpu1 reads B's word (pid 300,
+ *     naming cpu0), drops cpu1's lock to take cpu0's, and in that window
+ *     (the shim's lock hook) exchange_tids(C, B) runs on cpu2: pid 300 is
+ *     C's now, and so is the word. The switch retries on the same
+ *     pointer, relocates C's word to cpu1 and clears it as B's last switch.
+ *  5. C sleeps, every CPU is idle.
+ * Correct: after 4, only C runs (cpu2 running=1); after 5, nothing.
+ */
+static struct task_struct xa, xb, xc;
+static int hook_cpu = -1, hook_done;
+static raw_spinlock_t *hook_first;
+
+static void hook_exec_in_window(raw_spinlock_t *lock, const char *func)
+{
+	(void)func;
+	if (hook_done || shim_cpu != hook_cpu || shim_nheld)
+		return;
+	if (!hook_first) {		/* the probe's own CPU lock */
+		hook_first = lock;
+		return;
+	}
+	if (lock == hook_first)
+		return;
+	/* the window: this CPU's lock dropped for a lower CPU's */
+	hook_done = 1;
+	call_exchange_tids(2, &xc, &xb);
+}
+
+static void probes_bug_relocate_stale_word(void)
+{
+	static const unsigned int after4[NR_CPUS] = { 0, 0, 1, 0 };
+	static const unsigned int none[NR_CPUS];
+
+	bug_report[0] = '\0';
+	if (probes_start(false))
+		return;
+	if (setjmp(shim_jb)) {
+		TU_CHECK(0, "%s%s", bug_report, shim_msg);
+		probes_stop();
+		return;
+	}
+	shim_jb_armed = true;
+	shim_now = 1000;
+	/* 1 */
+	call_wakeup_new(0, new_task(&xa, 300, 0));
+	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &xa);
+	call_wakeup_new(0, new_task(&xb, 301, 1));
+	call_switch(1, false, &idle_ts[1], TASK_RUNNING, false, &xb);
+	/* 2: the pid swap, A's last switch, then the kretprobe's return */
+	{
+		struct kretprobe *rp = shim_kretprobe("exchange_tids");
+		struct kretprobe_instance ri;
+		struct pt_regs regs = { { (unsigned long)&xb,
+					  (unsigned long)&xa } };
+		struct ctx c = ctx_enter(1, true);
+
+		memset(&ri, 0, sizeof(ri));
+		rp->entry_handler(&ri, &regs);
+		xb.pid = 300;
+		xa.pid = 301;
+		ctx_leave(c);
+		shim_now += 1000;
+		call_switch(0, false, &xa, TASK_DEAD, false, &idle_ts[0]);
+		c = ctx_enter(1, true);
+		rp->handler(&ri, &regs);
+		ctx_leave(c);
+	}
+	/* 3 */
+	shim_now += 1000;
+	call_wakeup_new(1, new_task(&xc, 302, 2));
+	call_switch(2, false, &idle_ts[2], TASK_RUNNING, false, &xc);
+	/* 4: B's last switch, C's exec in its lock window */
+	shim_now += 1000;
+	hook_cpu = 1;
+	hook_first = NULL;
+	hook_done = 0;
+	shim_lock_hook = hook_exec_in_window;
+	call_switch(1, false, &xb, TASK_DEAD, false, &idle_ts[1]);
+	shim_lock_hook = NULL;
+	TU_CHECK(hook_done, "the switch probe never dropped its lock");
+	expect_running("after the old leader's last switch (exec in its relocation window)",
+		       after4);
+	/* 5 */
+	shim_now += 1000;
+	call_switch(2, false, &xc, TASK_INTERRUPTIBLE, false, &idle_ts[2]);
+	shim_jb_armed = false;
+	expect_running("C slept, every CPU idle", none);
+	TU_CHECK(!bug_report[0], "%s", bug_report);
+	check_all_zero("every task exited or slept, every CPU idle");
+	probes_stop();
+}
+
+/*
+ * Bug c. A thread that reaps itself (exit_notify() -> release_task())
+ * frees its pid before its last switch (do_task_dead()). A new task that
+ * gets the same pid meanwhile: sched_wakeup_new overwrites the word, which
+ * still holds the dying task's RUNNING count on its CPU. Kernel order:
+ *  1. D (pid 400) runs on cpu0;
+ *  2. D exits and is released; N is forked with pid 400 onto cpu1;
+ *  3. D's last switch on cpu0;
+ *  4. N runs on cpu1 and exits.
+ * Correct: after 2, cpu0 running=1 (D) and cpu1 running=1 (N); after 3,
+ * cpu1 only; after 4, nothing.
+ */
+static void probes_bug_pid_reuse_leak(void)
+{
+	static struct task_struct td, tn;
+	static const unsigned int after2[NR_CPUS] = { 1, 1, 0, 0 };
+	static const unsigned int after3[NR_CPUS] = { 0, 1, 0, 0 };
+	static const unsigned int none[NR_CPUS];
+
+	bug_report[0] = '\0';
+	if (probes_start(false))
+		return;
+	if (setjmp(shim_jb)) {
+		TU_CHECK(0, "%s%s", bug_report, shim_msg);
+		probes_stop();
+		return;
+	}
+	shim_jb_armed = true;
+	shim_now = 1000;
+	/* 1 */
+	call_wakeup_new(0, new_task(&td, 400, 0));
+	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &td);
+	/* 2 */
+	shim_now += 1000;
+	call_wakeup_new(1, new_task(&tn, 400, 1));
+	expect_running("after the new task got the dying one's pid", after2);
+	/* 3 */
+	shim_now += 1000;
+	call_switch(0, false, &td, TASK_DEAD, false, &idle_ts[0]);
+	expect_running("after the old owner's last switch", after3);
+	/* 4 */
+	shim_now += 1000;
+	call_switch(1, false, &idle_ts[1], TASK_RUNNING, false, &tn);
+	shim_now += 1000;
+	call_switch(1, false, &tn, TASK_DEAD, false, &idle_ts[1]);
+	shim_jb_armed = false;
+	expect_running("both exited, every CPU idle", none);
+	TU_CHECK(!bug_report[0], "%s", bug_report);
+	check_all_zero("both exited, every CPU idle");
+	probes_stop();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		events_per_seed = strtoul(argv[1], NULL, 0);
+	TU_RUN(probes_random_events);
+	TU_RUN(probes_bug_wakeup_current_irqs_on);
+	TU_RUN(probes_bug_relocate_stale_word);
+	TU_RUN(probes_bug_pid_reuse_leak);
+	return tu_exit();
+}
