@@ -781,7 +781,8 @@ static void check_exact(struct model *m, int times)
 
 			MCHECK(m, got == want,
 			       "cpu%d state %d time %llu ns, kernel's %llu ns",
-			       cpu, s, got, want);
+			       cpu, s, (unsigned long long)got,
+			       (unsigned long long)want);
 		}
 	}
 	/* the real probes' words are not visible: their counts are */
@@ -816,7 +817,8 @@ static __attribute__((unused)) void check_aggregator(struct model *m)
 
 			MCHECK(m, times[s] == want,
 			       "aggregator: cpu%d state %d %llu ns, kernel's %llu ns",
-			       cpu, s, times[s], want);
+			       cpu, s, (unsigned long long)times[s],
+			       (unsigned long long)want);
 			if (want)
 				want_changed |= 1U << s;
 			c->agg_truth_prev[s] = c->truth_times[s];

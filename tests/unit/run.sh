@@ -8,15 +8,11 @@
 # report) counts as one more failure. Last line: "N passed, N failed".
 # Exit status 0 only if nothing failed.
 #
-# A FAIL of a probes_bug_* test (test_probes.c) reproduces a known bug of
-# the source: a note before the last line says how many there are.
-#
 # Usage: run.sh BIN test...
 bin=$1
 shift
 pass=0
 fail=0
-known=0	# FAILs of the probes_bug_* tests: known bugs, reproduced
 out=$(mktemp) || exit 1
 trap 'rm -f "$out"' EXIT
 
@@ -43,7 +39,6 @@ run() {	# name exe args...
 	cat "$out"
 	p=$(grep -c '^PASS ' "$out")
 	f=$(grep -c '^FAIL ' "$out")
-	known=$((known + $(grep -c '^FAIL probes_bug_' "$out")))
 	pass=$((pass + p))
 	fail=$((fail + f))
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
@@ -63,8 +58,5 @@ for t in "$@"; do
 	run "$t@san" "$bin/san/$t" $(san_args "$t")
 done
 
-if [ "$known" -gt 0 ]; then
-	echo "note: $known of the failures are probes_bug_* tests: each reproduces a known bug in src/psi_probes.c, and must pass once it is fixed"
-fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

