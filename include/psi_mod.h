@@ -33,7 +33,7 @@ void psim_cpu_debug(int cpu, struct psim_cpu_debug *d);
 /* Sampling period of the averages: the kernel's PSI_FREQ, 2 s. */
 #define PSIM_FREQ	(2 * HZ + 1)
 
-void psim_aggregate_start(void);
+void psim_aggregate_start(bool warmup);
 void psim_aggregate_stop(void);
 void psim_aggregate_read(enum psim_res res, unsigned long avg[2][3],
 			 u64 total[2]);

@@ -484,12 +484,13 @@ static inline void psim_calc_avgs(unsigned long avg[3],
 }
 
 /*
- * Warm-up. The kernel's averages start from zero at boot, when there was
- * nothing before. psi_mod starts at its load, often on a machine that has
- * been stalling for hours: from zero, avg10 would show 63% of a steady
- * stall after 10 s and avg300 after 5 minutes, and a consumer such as oomd
- * would take a machine in trouble for a calm one. So each average is shown
- * divided by the weight of the periods seen so far: @seen is the same
+ * Warm-up (opt-in: the module's warmup=1). The kernel's averages start
+ * from zero at boot, as a new cgroup's do at its creation, and so do
+ * psi_mod's at its load by default: avg10 shows 63% of a steady stall 10 s
+ * after the load and avg300 after 5 minutes. On a machine that has been
+ * stalling for hours before the load, a consumer such as oomd may take
+ * that for calm. With the warm-up each average is shown divided by the
+ * weight of the periods seen so far: @seen is the same
  * moving average fed 100% for every period since the load (periods missed
  * while idle included: they were seen, as zeros), 100% * (1 - exp^n) after
  * n periods, in the averages' own scale so that its rounding stays below
@@ -529,6 +530,30 @@ static inline void psim_group_init(struct psim_group *g, u64 now, u64 period)
 	g->period = period;
 	g->avg_last_update = now;
 	g->avg_next_update = now + period;
+}
+
+/*
+ * The group at the module's load. Without the warm-up: the kernel's
+ * averages from zero, every period folded from the first on, each shown
+ * as it is (a weight of 100% from the start). With it: the first period,
+ * which misses what began before the load, goes to the totals only (it
+ * would weigh as much as any later period), and the weights start at 0.
+ * The trade-off: the warm-up shows a steady stall at once but
+ * over-reports a burst right after the load for as long as the weights
+ * are low (20 s of a stall read in full by avg300 until far more time
+ * has been seen).
+ */
+static inline void psim_group_start(struct psim_group *g, u64 now,
+				    u64 period, bool warmup)
+{
+	int i;
+
+	psim_group_init(g, now, period);
+	if (warmup)
+		g->unfolded = 1;
+	else
+		for (i = 0; i < 3; i++)
+			g->seen[i] = PSIM_AVG_100;
 }
 
 /*

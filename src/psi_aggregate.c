@@ -153,25 +153,19 @@ void psim_aggregate_debug(struct psim_aggregate_debug *d)
 	d->pending = delayed_work_pending(&psim_avgs_work);
 }
 
-/* Fresh totals and averages, before any probe is attached. */
-void psim_aggregate_start(void)
+/*
+ * Fresh totals and averages, before any probe is attached: from zero, as
+ * the kernel's at boot, or with the warm-up (psi_mod_logic.h).
+ */
+void psim_aggregate_start(bool warmup)
 {
 	int cpu;
 
 	for_each_possible_cpu(cpu)
 		memset(per_cpu(psim_times_prev, cpu), 0,
 		       sizeof(per_cpu(psim_times_prev, cpu)));
-	psim_group_init(&psim_group, sched_clock(),
-			jiffies_to_nsecs(PSIM_FREQ));
-	/*
-	 * The first period is incomplete: the probes are attached after
-	 * this, and a task's state that began before the load counts only
-	 * from its next event (a memory stall in progress: from the next
-	 * one). Its time goes to the totals, which must grow from the load
-	 * on, but not to the averages: with the warm-up it would weigh as
-	 * much as any later period.
-	 */
-	psim_group.unfolded = 1;
+	psim_group_start(&psim_group, sched_clock(),
+			 jiffies_to_nsecs(PSIM_FREQ), warmup);
 	psim_avgs_worker = NULL;
 	psim_avgs_runs = 0;
 }

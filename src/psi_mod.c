@@ -28,6 +28,7 @@ static bool psim_ready;
 static bool psim_active;
 
 static bool psim_memstall_tp_only;	/* memstall_tracepoints= */
+static bool psim_warmup;		/* warmup= */
 
 /*
  * procfs warns when a name is registered twice, so look first: the kernel's
@@ -60,7 +61,7 @@ static int psim_start(void)
 	ret = psim_check_dir_free();
 	if (ret)
 		return ret;
-	psim_aggregate_start();
+	psim_aggregate_start(psim_warmup);
 	ret = psim_probes_start(psim_memstall_tp_only);
 	if (ret)
 		goto err_work;
@@ -122,16 +123,24 @@ static int psim_parse_bool(const char *val, bool *res)
 	return -EINVAL;
 }
 
+/* A boolean parameter's value, or -EINVAL with the reason in dmesg. */
+static int psim_param_bool(const struct kernel_param *kp, const char *val,
+			   bool *res)
+{
+	if (!psim_parse_bool(val, res))
+		return 0;
+	pr_err("%s=\"%*pE\": not a boolean, use 1 or 0\n", kp->name,
+	       (int)min_t(size_t, strlen(val), 32), val);
+	return -EINVAL;
+}
+
 static int psim_enable_set(const char *val, const struct kernel_param *kp)
 {
 	bool on;
 	int ret = 0;
 
-	if (psim_parse_bool(val, &on)) {
-		pr_err("enable=\"%*pE\": not a boolean, use 1 or 0\n",
-		       (int)min_t(size_t, strlen(val), 32), val);
+	if (psim_param_bool(kp, val, &on))
 		return -EINVAL;
-	}
 
 	mutex_lock(&psim_ctl_lock);
 	if (psim_ready) {
@@ -158,36 +167,38 @@ static const struct kernel_param_ops psim_enable_ops = {
 module_param_cb(enable, &psim_enable_ops, NULL, 0644);
 MODULE_PARM_DESC(enable, "Provide pressure files and account (1, default) or stay inert (0); writable at runtime");
 
+/* The load-time booleans. */
+static int psim_bool_set(const char *val, const struct kernel_param *kp)
+{
+	return psim_param_bool(kp, val, kp->arg);
+}
+
+static int psim_bool_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%c\n", *(bool *)kp->arg ? 'Y' : 'N');
+}
+
+static const struct kernel_param_ops psim_bool_ops = {
+	.set = psim_bool_set,
+	.get = psim_bool_get,
+};
+
 /*
  * memstall_tracepoints=1: take memory stalls from the reclaim and
  * compaction tracepoints even where psi_memstall_enter/leave() exist, as
  * on a CONFIG_PSI=n kernel. For measuring, beside the kernel's own PSI,
  * what such kernels lose (docs/accuracy.md); not for production.
  */
-static int psim_tp_only_set(const char *val, const struct kernel_param *kp)
-{
-	bool on;
-
-	if (psim_parse_bool(val, &on)) {
-		pr_err("memstall_tracepoints=\"%*pE\": not a boolean, use 1 or 0\n",
-		       (int)min_t(size_t, strlen(val), 32), val);
-		return -EINVAL;
-	}
-	psim_memstall_tp_only = on;
-	return 0;
-}
-
-static int psim_tp_only_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%c\n", psim_memstall_tp_only ? 'Y' : 'N');
-}
-
-static const struct kernel_param_ops psim_tp_only_ops = {
-	.set = psim_tp_only_set,
-	.get = psim_tp_only_get,
-};
-module_param_cb(memstall_tracepoints, &psim_tp_only_ops, NULL, 0444);
+module_param_cb(memstall_tracepoints, &psim_bool_ops, &psim_memstall_tp_only,
+		0444);
 MODULE_PARM_DESC(memstall_tracepoints, "Take memory stalls from the reclaim/compaction tracepoints only, as on CONFIG_PSI=n (a measuring aid)");
+
+/*
+ * warmup=1: show each average divided by the weight of the time seen since
+ * the load (psi_mod_logic.h), instead of the kernel's averages from zero.
+ */
+module_param_cb(warmup, &psim_bool_ops, &psim_warmup, 0444);
+MODULE_PARM_DESC(warmup, "Show averages over the time seen since the load (1) instead of from zero at the load, as the kernel at boot (0, default)");
 
 /*
  * proc_dir names one directory under /proc: letters, digits, '.', '-' and

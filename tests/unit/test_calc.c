@@ -952,6 +952,48 @@ static void unfolded_first_period_only_in_the_totals(void)
 	TU_EQ(g.total[PSIM_IO_SOME] - PERIOD / 4, ref.total[PSIM_IO_SOME]);
 }
 
+/*
+ * The module's default (psim_group_start(.., false)): the kernel's averages
+ * from zero at the load, the first period folded like every other, shown
+ * as they are. 20 s of 80% IO right after the load, then 20 s of none:
+ * avg300 at 40 s is what the kernel's arithmetic gives from zero (about
+ * 5), bit for bit; with the warm-up it reads several times that.
+ */
+static void no_warmup_is_the_kernels_arithmetic_from_the_load(void)
+{
+	struct psim_group g, w;
+	unsigned long k[3] = { 0, 0, 0 };
+	u64 now = T0, wnow = T0;
+	char b[48];
+	int n, i;
+
+	psim_group_start(&g, T0, PERIOD, false);
+	psim_group_start(&w, T0, PERIOD, true);
+	TU_EQ(g.unfolded, 0);
+	TU_EQ(w.unfolded, 1);
+	TU_EQ(w.seen[2], 0);
+	for (n = 1; n <= 20; n++) {
+		unsigned int pct = n <= 10 ? 80 : 0;
+
+		fold_pct(&g, &now, pct);
+		fold_pct(&w, &wnow, pct);
+		psim_calc_avgs(k, 0, PERIOD * pct / 100, PERIOD);
+		for (i = 0; i < 3; i++) {
+			TU_EQ(g.avg[PSIM_IO_SOME][i], k[i]);
+			TU_EQ(psim_avg_shown(g.avg[PSIM_IO_SOME][i], g.seen[i]),
+			      k[i]);
+		}
+	}
+	/* 40 s after the load: avg300 reads what the kernel computes */
+	TU_STREQ(fmt_avg(b, sizeof(b), psim_avg_shown(g.avg[PSIM_IO_SOME][2],
+						       g.seen[2])), "4.95");
+	TU_CHECK(psim_avg_shown(w.avg[PSIM_IO_SOME][2], w.seen[2]) >
+		 5 * k[2], "avg300 with the warm-up %lu, without %lu",
+		 psim_avg_shown(w.avg[PSIM_IO_SOME][2], w.seen[2]), k[2]);
+	/* the totals are the same either way */
+	TU_EQ(g.total[PSIM_IO_SOME], w.total[PSIM_IO_SOME]);
+}
+
 int main(void)
 {
 	TU_RUN(calc_load_rounds_up_when_active_ge_load);
@@ -974,5 +1016,6 @@ int main(void)
 	TU_RUN(warmup_counts_missed_periods_as_seen);
 	TU_RUN(warmup_meets_the_kernel_10s_after_a_midload);
 	TU_RUN(unfolded_first_period_only_in_the_totals);
+	TU_RUN(no_warmup_is_the_kernels_arithmetic_from_the_load);
 	return tu_exit();
 }
