@@ -87,17 +87,7 @@ if [ $report_only = 1 ]; then
 	exec python3 "$BENCH_DIR/report.py" --out "$RESULTS" "${raws[@]}"
 fi
 
-passed=0 failed=0 finished=0
-pass() { echo "PASS $1${2:+ -- $2}"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-on_exit() {
-	local rc=$?
-	[ $finished = 1 ] && return
-	echo "FAIL bench/setup: run.sh stopped early (exit $rc)"
-	echo "$passed passed, $((failed + 1)) failed"
-	[ $rc != 0 ] || exit 2
-}
-trap on_exit EXIT
+results_guard bench/setup "bench/run.sh stopped early"
 
 for t in qemu-system-x86_64 hackbench busybox gcc cpio python3; do
 	command -v $t >/dev/null || die "$t not installed (make deps)"
@@ -248,22 +238,22 @@ boot_one() {	# round label psi modes [extra cmdline]
 	local limit=$((120 + reps * ngroups * ncgs * nm * 20))
 	[ -z "$extra" ] || limit=$((300 + idle * 4))
 	rm -f "$logf" "$resf" "$plog"
-	local t0=$SECONDS rc=0 bdisk=$disk
+	local bdisk=$disk
 	if [ $profile = 1 ]; then
 		# the guest writes its /proc/kallsyms here
 		bdisk=$B/ksyms-$tag.img
 		rm -f "$bdisk"
 		truncate -s 32M "$bdisk"
 	fi
-	timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel tcg -smp 1 -m 512M \
-		-nographic -no-reboot -kernel "${K_IMG[$l]}" -initrd "${K_INITRD[$l]}" \
-		-drive "file=$bdisk,format=raw,if=virtio" \
-		-serial mon:stdio -serial "file:$resf" \
-		-icount shift=0,sleep=off -plugin "$B/libinsncount.so${plugin_args:-}" -d plugin -D "$plog" \
-		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=4 psitest.suite=bench bench.modes=$modes bench.groups=$groups bench.cgs=$cgs bench.reps=$reps bench.rot=$r bench.prof=$profile $extra" \
-		< /dev/null > "$logf" 2>&1 || rc=$?
-	log "boot $tag (${K_VER[$l]}, modes $modes): qemu exit $rc after $((SECONDS - t0))s"
-	[ $rc = 0 ] || echo "@@ERR qemu exit $rc" >> "$resf"
+	# shellcheck disable=SC2054 # the commas are in option values
+	QEMU_ARGV=(qemu-system-x86_64 -accel tcg -smp 1 -m 512M
+		-nographic -no-reboot -kernel "${K_IMG[$l]}" -initrd "${K_INITRD[$l]}"
+		-drive "file=$bdisk,format=raw,if=virtio"
+		-serial mon:stdio -serial "file:$resf"
+		-icount shift=0,sleep=off -plugin "$B/libinsncount.so${plugin_args:-}" -d plugin -D "$plog"
+		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=4 psitest.suite=bench bench.modes=$modes bench.groups=$groups bench.cgs=$cgs bench.reps=$reps bench.rot=$r bench.prof=$profile $extra")
+	run_qemu "boot $tag (${K_VER[$l]}, modes $modes)" "$limit" "$logf"
+	[ $QEMU_RC = 0 ] || echo "@@ERR qemu exit $QEMU_RC" >> "$resf"
 	[ -z "$extra" ] || return 0
 	local set=psimod
 	[ "$l" = stock ] && set=stock
@@ -382,6 +372,4 @@ elif [ $smoke = 0 ]; then
 	fi
 fi
 
-finished=1
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+finish

@@ -12,10 +12,8 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 out=${PSI_KERNELS_DIR:-$top/build/kernels}
-passed=0 failed=0
-pass() { echo "PASS kernels/deb/$1${2:+ -- $2}"; passed=$((passed + 1)); }
-fail() { echo "FAIL kernels/deb/$1: $2"; failed=$((failed + 1)); }
-finish() { echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit $?; }
+. "$top/tests/lib/host.sh"
+RESULT_PREFIX=kernels/deb/
 
 [ "$(id -u)" = 0 ] || { fail setup "must run as root"; finish; }
 mkdir -p "$out/logs"

@@ -19,10 +19,7 @@ export PSI_VM_BUILD=$out/vm-dkms
 . "$top/tests/vm/lib.sh"
 . "$here/lib.sh"
 
-passed=0 failed=0
-pass() { echo "PASS kernels/$1${2:+ -- $2}"; passed=$((passed + 1)); }
-fail() { echo "FAIL kernels/$1: $2"; failed=$((failed + 1)); }
-finish() { echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit $?; }
+RESULT_PREFIX=kernels/
 
 command -v dkms >/dev/null || "$here/deps.sh" >&2
 command -v dkms >/dev/null || { fail dkms/setup "dkms not installed and tests/kernels/deps.sh could not install it"; finish; }

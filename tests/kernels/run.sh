@@ -53,9 +53,7 @@ if [ -n "$only" ]; then IFS=, read -r -a all <<< "$only"; fi
 [ -z "$boot_only" ] || boots=" ${boot_only//,/ } "
 [ $smoke = 1 ] && dkms=0
 
-passed=0 failed=0
-pass() { echo "PASS kernels/$1${2:+ -- $2}"; passed=$((passed + 1)); }
-fail() { echo "FAIL kernels/$1: $2"; failed=$((failed + 1)); }
+RESULT_PREFIX=kernels/
 
 lock_build_dir
 mkdir -p "$out/logs"
@@ -138,14 +136,8 @@ for k in "${all[@]}"; do
 done
 
 if [ $dkms = 1 ]; then
-	while read -r line; do
-		case "$line" in
-		"PASS "*) echo "$line"; passed=$((passed + 1)) ;;
-		"FAIL "*) echo "$line"; failed=$((failed + 1)) ;;
-		*) echo "$line" ;;
-		esac
-	done < <({ "$here/dkms.sh"; "$here/deb.sh"; } 2>&1 | grep -v '^[0-9]* passed, [0-9]* failed$')
+	# their own count lines are dropped: this lane's is the sum
+	relay < <({ "$here/dkms.sh"; "$here/deb.sh"; } 2>&1)
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

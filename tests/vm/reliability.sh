@@ -43,7 +43,9 @@ case "${1:---short}" in
 *) echo "usage: $0 [--short|--full|--debug|--debug-short|--debug-vm] [run.sh options, e.g. --cases a,b]" >&2; exit 2 ;;
 esac
 [ $# = 0 ] || shift
-fail_setup() { echo "FAIL reliability/setup: $*"; echo "0 passed, 1 failed"; exit 2; }
+. "$repo/tests/lib/host.sh"
+# a setup error (die) is the lane's one FAIL line; run.sh reports the rest
+results_guard reliability/setup "reliability.sh stopped before the boot"
 mkdir -p "$PSI_VM_BUILD"
 PSI_VM_BUILD=$(cd "$PSI_VM_BUILD" && pwd)	# kbuild M= needs an absolute path
 
@@ -64,17 +66,17 @@ if [ $mode = debug ]; then
 	shared=${PSI_SHARED_KERNELS:-$repo/../shared/kernels}
 	[ -d "$shared" ] || shared=/work/shared/kernels
 	kver=${RELI_DEBUG_KVER:-$(ls "$shared" 2>/dev/null | sed -n 's/^linux-image-\(.*-psimod-debug\)_.*\.deb$/\1/p' | sort -V | tail -1)}
-	[ -n "$kver" ] || fail_setup "no linux-image-*-psimod-debug deb in $shared"
+	[ -n "$kver" ] || die "no linux-image-*-psimod-debug deb in $shared"
 	root=$PSI_VM_BUILD/debugroot
 	# unpack once (dpkg -x, no install): the image and the headers
 	if [ ! -f "$root/boot/vmlinuz-$kver" ] || [ ! -d "$root/usr/src/linux-headers-$kver" ]; then
 		rm -rf "$root"
 		mkdir -p "$root"
 		for p in image headers; do
-			dpkg -x "$shared/linux-$p-${kver}_"*_amd64.deb "$root" || fail_setup "dpkg -x linux-$p-$kver failed"
+			dpkg -x "$shared/linux-$p-${kver}_"*_amd64.deb "$root" || die "dpkg -x linux-$p-$kver failed"
 		done
 	fi
-	ko=$(build_copy "$root/usr/src/linux-headers-$kver" "$kver") || fail_setup "module build against $kver headers failed"
+	ko=$(build_copy "$root/usr/src/linux-headers-$kver" "$kver") || die "module build against $kver headers failed"
 	export KVER=$kver PSI_VM_KERNEL=$root/boot/vmlinuz-$kver PSI_VM_MODDIR=$root/lib/modules/$kver
 	export PSI_MOD_KO=$ko PSI_VM_MEM=${PSI_VM_MEM:-1G}
 	# ~85 s boot, then every storm ~8x slower than on the stock kernel
@@ -84,7 +86,7 @@ if [ $mode = debug ]; then
 else
 	. "$here/lib.sh"
 	kver=$(find_kver)
-	ko=$(build_copy "/lib/modules/$kver/build" "$kver") || fail_setup "module build against $kver failed"
+	ko=$(build_copy "/lib/modules/$kver/build" "$kver") || die "module build against $kver failed"
 	export KVER=$kver PSI_MOD_KO=$ko
 	if [ $mode = full ]; then
 		export PSI_VM_TIMEOUT=${PSI_VM_TIMEOUT:-3600}
