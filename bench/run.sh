@@ -92,14 +92,9 @@ results_guard bench/setup "bench/run.sh stopped early"
 for t in qemu-system-x86_64 hackbench busybox gcc cpio python3; do
 	command -v $t >/dev/null || die "$t not installed (make deps)"
 done
+# the plots of the full run
 if [ $smoke = 0 ] && ! command -v gnuplot >/dev/null; then
-	if [ "$(id -u)" = 0 ]; then
-		log "installing gnuplot-nox for the plots"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null ||
-			die "could not install gnuplot-nox"
-	else
-		die "gnuplot missing: apt-get install gnuplot-nox"
-	fi
+	"$REPO/tests/deps.sh" >&2 || die "gnuplot missing and tests/deps.sh could not install it"
 fi
 
 lock_build_dir

@@ -21,8 +21,8 @@ export PSI_VM_BUILD=$out/vm-dkms
 
 RESULT_PREFIX=kernels/
 
-command -v dkms >/dev/null || "$here/deps.sh" >&2
-command -v dkms >/dev/null || { fail dkms/setup "dkms not installed and tests/kernels/deps.sh could not install it"; finish; }
+command -v dkms >/dev/null || "$top/tests/deps.sh" >&2
+command -v dkms >/dev/null || { fail dkms/setup "dkms not installed and tests/deps.sh could not install it"; finish; }
 [ "$(id -u)" = 0 ] || { fail dkms/setup "must run as root"; finish; }
 mkdir -p "$out/logs"
 # dkms.sh and deb.sh both install psi-mod system-wide

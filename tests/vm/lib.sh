@@ -30,7 +30,7 @@ find_kver() {
 	fi
 	local img
 	img=$(ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -1)
-	[ -n "$img" ] || die "no /boot/vmlinuz-6.1.*-amd64 installed (run tests/vm/deps.sh)"
+	[ -n "$img" ] || die "no /boot/vmlinuz-6.1.*-amd64 installed (run tests/deps.sh)"
 	img=${img#/boot/vmlinuz-}
 	echo "$img"
 }
