@@ -160,6 +160,9 @@ def main():
     if o.meta and os.path.exists(o.meta):
         out += open(o.meta).read().rstrip("\n").split("\n")
     out.append("raw: " + " ".join(os.path.basename(p) for p in o.raw))
+    out.append("again: the runs, the command above at the module's commit; these tables and plots "
+               "from the files in bench/results: bench/run.sh --report " +
+               " ".join("bench/results/" + os.path.basename(p) for p in o.raw))
     out.append("columns: " + "; ".join("%s/%s = %s" % (s, c, ",".join(sorted(k))) for (s, c), k in sorted(kernels.items())))
     out.append("")
     plots = {}

@@ -28,6 +28,8 @@
 #              psi_mod adds (mod-on - psi=0) beside what the kernel's PSI adds
 #              (psi=1 - psi=0): bench/results/profile.txt. About 5 minutes (measured once).
 #   --report   only rebuild the tables and plots from raw files of earlier runs
+#              (with the meta-* and idle-* files of the same time stamp
+#              beside them, for one raw file)
 # Configurations (one boot each; -smp 1, nokaslr, 512 MiB):
 #   psimod psi=0  6.1.*-psimod-psi booted psi=0: columns psi=0, mod-off, mod-on
 #   psimod psi=1  the same kernel, psi=1: column psi=1
@@ -54,7 +56,7 @@ REPO=$(cd "$BENCH_DIR/.." && pwd)
 export PSI_VM_BUILD=${PSI_VM_BUILD:-$REPO/build/bench}
 . "$REPO/tests/vm/lib.sh"
 B=$PSI_VM_BUILD
-cmdline="bench/run.sh $*"
+cmdline="${BENCH_SRC:+BENCH_SRC=$BENCH_SRC }bench/run.sh $*"
 
 smoke=0 rounds=7 reps=1 idle=60 report_only=0 profile=0
 groups="1:1300,2:520,4:180,8:66"
@@ -84,7 +86,15 @@ fi
 RESULTS=${BENCH_RESULTS:-$BENCH_DIR/results}
 
 if [ $report_only = 1 ]; then
-	exec python3 "$BENCH_DIR/report.py" --out "$RESULTS" "${raws[@]}"
+	# a run's meta and idle files sit beside its raw file, with its time stamp
+	more=()
+	for f in "${raws[@]}"; do
+		t=$(basename "$f" .tsv)
+		t=${t#raw-}
+		[ ! -f "$(dirname "$f")/meta-$t.txt" ] || more+=(--meta "$(dirname "$f")/meta-$t.txt")
+		[ ! -f "$(dirname "$f")/idle-$t.txt" ] || more+=(--idle "$(dirname "$f")/idle-$t.txt")
+	done
+	exec python3 "$BENCH_DIR/report.py" --out "$RESULTS" "${more[@]}" "${raws[@]}"
 fi
 
 results_guard bench/setup "bench/run.sh stopped early"
