@@ -6,7 +6,7 @@ usage: report.py --out DIR [--meta META.txt] [--idle IDLE.txt] RAW.tsv...
 
 Writes DIR/overhead.txt (the tables, the per-switch profile, idle and memory
 cost) and DIR/overhead-insns.png, DIR/overhead-wall.png (gnuplot).
-Table layout as mmtests' (the seed table of issue 4): per group count the
+Table layout as mmtests': per group count the
 arithmetic mean, and in parentheses the difference against the psi=0 column of
 the same kernel set, mmtests' sign: (base - x) / base, so -6% means 6% more
 time or instructions than psi=0; *...* where Welch's t-test gives p < 0.05.

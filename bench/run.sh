@@ -1,5 +1,5 @@
 #!/bin/bash
-# psi_mod overhead benchmark (project issue 4): hackbench -p (process mode,
+# psi_mod overhead benchmark: hackbench -p (process mode,
 # pipes) inside QEMU TCG guests, psi_mod against the kernel's own PSI.
 #
 # usage: bench/run.sh [--smoke] [--rounds N] [--reps K] [--groups 1:L,2:L,...]
@@ -7,9 +7,7 @@
 #                     [--profile] [--report RAW.tsv...]
 #   (default)  the full benchmark: group counts 1,2,4,8 with 1300, 520, 180
 #              and 66 loops, so that every run takes >= 2 s of wall time under
-#              TCG (with 500/160/60/24 the shortest runs per group count took
-#              0.90, 0.67, 0.72 and 0.80 s; the summary counts the runs under
-#              2 s), 7 rounds; per round
+#              TCG (the summary counts the runs under 2 s), 7 rounds; per round
 #              one boot per configuration (below), boots in rotated order, each
 #              boot running every group count x cgroup placement x module
 #              state once; so >= 7 runs per cell, interleaved run by run
@@ -26,7 +24,7 @@
 #              executed block, bench/profile.py folds them into functions and
 #              prints instructions per context switch per function, what
 #              psi_mod adds (mod-on - psi=0) beside what the kernel's PSI adds
-#              (psi=1 - psi=0): bench/results/profile.txt. About 5 minutes (measured once).
+#              (psi=1 - psi=0): bench/results/profile.txt.
 #   --report   only rebuild the tables and plots from raw files of earlier runs
 #              (with the meta-* and idle-* files of the same time stamp
 #              beside them, for one raw file)
@@ -43,8 +41,8 @@
 # -icount shift=0,sleep=off: the guest clock advances 1 ns per instruction,
 # so timer ticks and the scheduler's time-based decisions no longer depend on
 # how fast the (shared, loaded) host emulates; without it the instruction
-# count of a run moved 10-25% with host load (more ticks per instruction,
-# more preemptions, more switches). The wall time is the host's: it is what
+# count of a run moves with host load (more ticks per instruction, more
+# preemptions, more switches). The wall time is the host's: it is what
 # the emulation of the run cost, noise included.
 # env: PSI_VM_BUILD (artefacts, default <repo>/build/bench), PSI_KERNELS_DIR
 #      (the -psimod-* .debs, default <repo>/../shared/kernels), KVER (stock

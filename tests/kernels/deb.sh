@@ -5,7 +5,7 @@
 # the host's running kernel has no headers and is skipped, as expected),
 # the examples must be under /usr/share/doc/psi-mod-dkms/examples and
 # nothing under /etc; `apt-get purge psi-mod-dkms` must leave no psi_mod.ko
-# under /lib/modules, no /usr/src/psi-mod-*, no DKMS state. ~2 min.
+# under /lib/modules, no /usr/src/psi-mod-*, no DKMS state.
 # Output: "PASS kernels/deb/<step>" / "FAIL kernels/deb/<step>: why",
 # last "N passed, N failed".
 set -uo pipefail

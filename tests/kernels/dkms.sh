@@ -6,7 +6,7 @@
 # /psi_mod.ko there), the kernel boots psi=0 and `modprobe psi_mod` must
 # load it (tests/kernels/guest/suite-dkms.sh); then dkms remove must leave
 # no psi_mod.ko and no DKMS state behind. Runs as root (it installs into
-# /lib/modules and /usr/src, and removes what it installed). ~2 min.
+# /lib/modules and /usr/src, and removes what it installed).
 #
 # usage: tests/kernels/dkms.sh        (make check-kernels runs it)
 # Output: "PASS kernels/dkms/<step>" / "FAIL kernels/dkms/<step>: why",

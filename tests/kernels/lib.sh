@@ -42,9 +42,9 @@ boot() {
 	(cd "$stage" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) >> "$initrd"
 	rm -rf "$stage"
 	# the full suite on the KASAN/lockdep kernel as reliability.sh
-	# --debug-vm runs it: 1 GiB (at 512 MiB, KASAN's shadow left the memory
-	# case's hog no room to map) and time limits x4 (thread-exec's 200
-	# rounds overran their limit)
+	# --debug-vm runs it: 1 GiB (KASAN's shadow memory leaves the memory
+	# case's hog too little room at 512 MiB) and time limits x4 (every
+	# case runs several times slower)
 	local xa= mem=${PSI_VM_MEM:-}
 	if [ "$k" = debug ] && [ "$s" != smoke ]; then
 		xa=" psitest.limitx=4" mem=${PSI_VM_MEM:-1G}

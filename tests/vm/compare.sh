@@ -1,6 +1,6 @@
 #!/bin/bash
 # Accuracy comparison: psi_mod against the kernel's own PSI on the same
-# machine at the same moment (project issue 3).
+# machine at the same moment.
 #
 # usage: tests/vm/compare.sh [--short] [--cases a,b] [--dur SECONDS] [--modargs a=1,b=2] [--kver KVER]
 #   Boots Debian's 6.1 kernel with psi=1 under QEMU (TCG), loads psi_mod with
@@ -22,8 +22,8 @@
 #       psi_mod within 1.0 of the warm-up of the kernel's own periods since
 #       the load (d_new; d_inh is that memory)
 #   --short  the make check subset (cpu-4, hackbench, io-read,
-#            io-throttled, mem-zram, mixed, hotplug; 10 s each; about 3
-#            minutes); the full run is about 11 minutes. In the cases where
+#            io-throttled, mem-zram, mixed, hotplug; 10 s each); durations
+#            of both in tests/README.md. In the cases where
 #            tasks sleep and wake all the time (WAKER_CASES in the guest suite),
 #            cpu some may exceed the target and io fall short of it by up to
 #            10 us per wakeup, the clock-read order bias of docs/accuracy.md,
@@ -72,7 +72,7 @@ kver=$(find_kver)
 ko=${PSI_MOD_KO:-}
 if [ -z "$ko" ]; then
 	ko=$(build_module "$kver") || die "module build failed"
-	# keep a private copy: other engineers rebuild psi_mod.ko in the tree
+	# keep a private copy: other builds in the tree replace psi_mod.ko
 	cp "$ko" "$PSI_VM_BUILD/psi_mod.ko"
 	ko=$PSI_VM_BUILD/psi_mod.ko
 fi

@@ -129,8 +129,8 @@ aligned() { have_grid && { mod_loaded || { bad "module not loaded"; return 1; };
 # psi_mod's m here is its raw average, the kernel's arithmetic from zero at
 # its load: what it shows divided back by its warm-up weight (avg_seen in the
 # snapshot's debugfs state, see psi_mod_logic.h); the same once warmed up (avg10: 112 s
-# after a load). LITERAL=1 (midload) judges what both show instead: the issue's
-# "within 2 points 10 s after the load" is about what a consumer reads.
+# after a load). LITERAL=1 (midload) judges what both show instead: the midload
+# target's "within 2 points 10 s after the load" is about what a consumer reads.
 # WAKEUPS (waker cases only, see WAKER_CASES): the cpu some total may
 # exceed the tolerance, and io some/full fall short of it, by at most
 # CLOCK_ORDER_US per wakeup, and are then reported as explained ("clk"):
