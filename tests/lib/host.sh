@@ -15,7 +15,8 @@
 #   results_guard NAME WHY   from here on a script that stops before
 #                            `finish` (set -e, die, a signal) still ends with
 #                            `FAIL NAME: WHY` (or die's message) and the count
-#                            line, exit 2
+#                            line, exit 2; finish_quietly: an exit that
+#                            reports nothing (--help)
 #   relay                    copy a sub-script's PASS/FAIL lines from stdin
 #                            and count them (its own count line is dropped)
 #   log MSG / die MSG        progress on stderr; die: setup error, exit 2
