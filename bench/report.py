@@ -6,7 +6,7 @@ usage: report.py --out DIR [--meta META.txt] [--idle IDLE.txt] RAW.tsv...
 
 Writes DIR/overhead.txt (the tables, the per-switch profile, idle and memory
 cost) and DIR/overhead-insns.png, DIR/overhead-wall.png (gnuplot).
-Table layout as mmtests' (the seed table of issue 4): per group count the
+Table layout as mmtests': per group count the
 arithmetic mean, and in parentheses the difference against the psi=0 column of
 the same kernel set, mmtests' sign: (base - x) / base, so -6% means 6% more
 time or instructions than psi=0; *...* where Welch's t-test gives p < 0.05.
@@ -160,6 +160,9 @@ def main():
     if o.meta and os.path.exists(o.meta):
         out += open(o.meta).read().rstrip("\n").split("\n")
     out.append("raw: " + " ".join(os.path.basename(p) for p in o.raw))
+    out.append("again: the runs, the command above at the module's commit; these tables and plots "
+               "from the files in bench/results: bench/run.sh --report " +
+               " ".join("bench/results/" + os.path.basename(p) for p in o.raw))
     out.append("columns: " + "; ".join("%s/%s = %s" % (s, c, ",".join(sorted(k))) for (s, c), k in sorted(kernels.items())))
     out.append("")
     plots = {}

@@ -1,5 +1,5 @@
 #!/bin/bash
-# psi_mod overhead benchmark (project issue 4): hackbench -p (process mode,
+# psi_mod overhead benchmark: hackbench -p (process mode,
 # pipes) inside QEMU TCG guests, psi_mod against the kernel's own PSI.
 #
 # usage: bench/run.sh [--smoke] [--rounds N] [--reps K] [--groups 1:L,2:L,...]
@@ -7,9 +7,7 @@
 #                     [--profile] [--report RAW.tsv...]
 #   (default)  the full benchmark: group counts 1,2,4,8 with 1300, 520, 180
 #              and 66 loops, so that every run takes >= 2 s of wall time under
-#              TCG (with 500/160/60/24 the shortest runs per group count took
-#              0.90, 0.67, 0.72 and 0.80 s; the summary counts the runs under
-#              2 s), 7 rounds; per round
+#              TCG (the summary counts the runs under 2 s), 7 rounds; per round
 #              one boot per configuration (below), boots in rotated order, each
 #              boot running every group count x cgroup placement x module
 #              state once; so >= 7 runs per cell, interleaved run by run
@@ -26,8 +24,10 @@
 #              executed block, bench/profile.py folds them into functions and
 #              prints instructions per context switch per function, what
 #              psi_mod adds (mod-on - psi=0) beside what the kernel's PSI adds
-#              (psi=1 - psi=0): bench/results/profile.txt. About 5 minutes (measured once).
+#              (psi=1 - psi=0): bench/results/profile.txt.
 #   --report   only rebuild the tables and plots from raw files of earlier runs
+#              (with the meta-* and idle-* files of the same time stamp
+#              beside them, for one raw file)
 # Configurations (one boot each; -smp 1, nokaslr, 512 MiB):
 #   psimod psi=0  6.1.*-psimod-psi booted psi=0: columns psi=0, mod-off, mod-on
 #   psimod psi=1  the same kernel, psi=1: column psi=1
@@ -41,8 +41,8 @@
 # -icount shift=0,sleep=off: the guest clock advances 1 ns per instruction,
 # so timer ticks and the scheduler's time-based decisions no longer depend on
 # how fast the (shared, loaded) host emulates; without it the instruction
-# count of a run moved 10-25% with host load (more ticks per instruction,
-# more preemptions, more switches). The wall time is the host's: it is what
+# count of a run moves with host load (more ticks per instruction, more
+# preemptions, more switches). The wall time is the host's: it is what
 # the emulation of the run cost, noise included.
 # env: PSI_VM_BUILD (artefacts, default <repo>/build/bench), PSI_KERNELS_DIR
 #      (the -psimod-* .debs, default <repo>/../shared/kernels), KVER (stock
@@ -54,7 +54,7 @@ REPO=$(cd "$BENCH_DIR/.." && pwd)
 export PSI_VM_BUILD=${PSI_VM_BUILD:-$REPO/build/bench}
 . "$REPO/tests/vm/lib.sh"
 B=$PSI_VM_BUILD
-cmdline="bench/run.sh $*"
+cmdline="${BENCH_SRC:+BENCH_SRC=$BENCH_SRC }bench/run.sh $*"
 
 smoke=0 rounds=7 reps=1 idle=60 report_only=0 profile=0
 groups="1:1300,2:520,4:180,8:66"
@@ -84,32 +84,25 @@ fi
 RESULTS=${BENCH_RESULTS:-$BENCH_DIR/results}
 
 if [ $report_only = 1 ]; then
-	exec python3 "$BENCH_DIR/report.py" --out "$RESULTS" "${raws[@]}"
+	# a run's meta and idle files sit beside its raw file, with its time stamp
+	more=()
+	for f in "${raws[@]}"; do
+		t=$(basename "$f" .tsv)
+		t=${t#raw-}
+		[ ! -f "$(dirname "$f")/meta-$t.txt" ] || more+=(--meta "$(dirname "$f")/meta-$t.txt")
+		[ ! -f "$(dirname "$f")/idle-$t.txt" ] || more+=(--idle "$(dirname "$f")/idle-$t.txt")
+	done
+	exec python3 "$BENCH_DIR/report.py" --out "$RESULTS" "${more[@]}" "${raws[@]}"
 fi
 
-passed=0 failed=0 finished=0
-pass() { echo "PASS $1${2:+ -- $2}"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-on_exit() {
-	local rc=$?
-	[ $finished = 1 ] && return
-	echo "FAIL bench/setup: run.sh stopped early (exit $rc)"
-	echo "$passed passed, $((failed + 1)) failed"
-	[ $rc != 0 ] || exit 2
-}
-trap on_exit EXIT
+results_guard bench/setup "bench/run.sh stopped early"
 
 for t in qemu-system-x86_64 hackbench busybox gcc cpio python3; do
 	command -v $t >/dev/null || die "$t not installed (make deps)"
 done
+# the plots of the full run
 if [ $smoke = 0 ] && ! command -v gnuplot >/dev/null; then
-	if [ "$(id -u)" = 0 ]; then
-		log "installing gnuplot-nox for the plots"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null ||
-			die "could not install gnuplot-nox"
-	else
-		die "gnuplot missing: apt-get install gnuplot-nox"
-	fi
+	"$REPO/tests/deps.sh" >&2 || die "gnuplot missing and tests/deps.sh could not install it"
 fi
 
 lock_build_dir
@@ -248,22 +241,22 @@ boot_one() {	# round label psi modes [extra cmdline]
 	local limit=$((120 + reps * ngroups * ncgs * nm * 20))
 	[ -z "$extra" ] || limit=$((300 + idle * 4))
 	rm -f "$logf" "$resf" "$plog"
-	local t0=$SECONDS rc=0 bdisk=$disk
+	local bdisk=$disk
 	if [ $profile = 1 ]; then
 		# the guest writes its /proc/kallsyms here
 		bdisk=$B/ksyms-$tag.img
 		rm -f "$bdisk"
 		truncate -s 32M "$bdisk"
 	fi
-	timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel tcg -smp 1 -m 512M \
-		-nographic -no-reboot -kernel "${K_IMG[$l]}" -initrd "${K_INITRD[$l]}" \
-		-drive "file=$bdisk,format=raw,if=virtio" \
-		-serial mon:stdio -serial "file:$resf" \
-		-icount shift=0,sleep=off -plugin "$B/libinsncount.so${plugin_args:-}" -d plugin -D "$plog" \
-		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=4 psitest.suite=bench bench.modes=$modes bench.groups=$groups bench.cgs=$cgs bench.reps=$reps bench.rot=$r bench.prof=$profile $extra" \
-		< /dev/null > "$logf" 2>&1 || rc=$?
-	log "boot $tag (${K_VER[$l]}, modes $modes): qemu exit $rc after $((SECONDS - t0))s"
-	[ $rc = 0 ] || echo "@@ERR qemu exit $rc" >> "$resf"
+	# shellcheck disable=SC2054 # the commas are in option values
+	QEMU_ARGV=(qemu-system-x86_64 -accel tcg -smp 1 -m 512M
+		-nographic -no-reboot -kernel "${K_IMG[$l]}" -initrd "${K_INITRD[$l]}"
+		-drive "file=$bdisk,format=raw,if=virtio"
+		-serial mon:stdio -serial "file:$resf"
+		-icount shift=0,sleep=off -plugin "$B/libinsncount.so${plugin_args:-}" -d plugin -D "$plog"
+		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=4 psitest.suite=bench bench.modes=$modes bench.groups=$groups bench.cgs=$cgs bench.reps=$reps bench.rot=$r bench.prof=$profile $extra")
+	run_qemu "boot $tag (${K_VER[$l]}, modes $modes)" "$limit" "$logf"
+	[ $QEMU_RC = 0 ] || echo "@@ERR qemu exit $QEMU_RC" >> "$resf"
 	[ -z "$extra" ] || return 0
 	local set=psimod
 	[ "$l" = stock ] && set=stock
@@ -382,6 +375,4 @@ elif [ $smoke = 0 ]; then
 	fi
 fi
 
-finished=1
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+finish

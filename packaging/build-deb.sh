@@ -16,7 +16,7 @@ chver=$(sed -n '1s/^psi-mod (\([^)]*\)).*/\1/p' "$top/packaging/debian/changelog
 	exit 1
 }
 command -v dh_dkms >/dev/null && command -v dpkg-buildpackage >/dev/null ||
-	"$top/tests/kernels/deps.sh"
+	"$top/tests/deps.sh"
 
 out=$top/build/deb
 stage=$out/psi-mod-$ver

@@ -6,8 +6,8 @@
 #
 # Usage: tests/check.sh KDIR [suite...]
 #   suites: lint unit vm compare reliability kernels bench
-#   default: the ones CI runs (DEFAULT_SUITES below); each suite's own
-#   script says how long it takes and what its full variant is.
+#   default: the ones CI runs (DEFAULT_SUITES below); tests/README.md says
+#   what each proves, how long it takes and what its full variant is.
 set -uo pipefail
 DEFAULT_SUITES="lint unit vm compare reliability kernels bench"
 kdir=$1

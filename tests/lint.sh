@@ -9,14 +9,14 @@ kdir=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/lint
 mkdir -p "$out"
-pass=0 fail=0
+. "$top/tests/lib/host.sh"
 
 report() {	# name status logfile
 	if [ "$2" = 0 ]; then
-		echo "PASS $1"; pass=$((pass + 1))
+		pass "$1"
 	else
-		echo "FAIL $1: see $3"; sed -n '1,20p' "$3" | sed 's/^/    /'
-		fail=$((fail + 1))
+		fail "$1" "see $3"
+		sed -n '1,20p' "$3" | sed 's/^/    /'
 	fi
 }
 
@@ -68,5 +68,4 @@ else
 	report checkpatch 1 "$out/checkpatch.log"
 fi
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -5,17 +5,15 @@
 # the host's running kernel has no headers and is skipped, as expected),
 # the examples must be under /usr/share/doc/psi-mod-dkms/examples and
 # nothing under /etc; `apt-get purge psi-mod-dkms` must leave no psi_mod.ko
-# under /lib/modules, no /usr/src/psi-mod-*, no DKMS state. ~2 min.
+# under /lib/modules, no /usr/src/psi-mod-*, no DKMS state.
 # Output: "PASS kernels/deb/<step>" / "FAIL kernels/deb/<step>: why",
 # last "N passed, N failed".
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 out=${PSI_KERNELS_DIR:-$top/build/kernels}
-passed=0 failed=0
-pass() { echo "PASS kernels/deb/$1${2:+ -- $2}"; passed=$((passed + 1)); }
-fail() { echo "FAIL kernels/deb/$1: $2"; failed=$((failed + 1)); }
-finish() { echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit $?; }
+. "$top/tests/lib/host.sh"
+RESULT_PREFIX=kernels/deb/
 
 [ "$(id -u)" = 0 ] || { fail setup "must run as root"; finish; }
 mkdir -p "$out/logs"

@@ -6,7 +6,7 @@
 # /psi_mod.ko there), the kernel boots psi=0 and `modprobe psi_mod` must
 # load it (tests/kernels/guest/suite-dkms.sh); then dkms remove must leave
 # no psi_mod.ko and no DKMS state behind. Runs as root (it installs into
-# /lib/modules and /usr/src, and removes what it installed). ~2 min.
+# /lib/modules and /usr/src, and removes what it installed).
 #
 # usage: tests/kernels/dkms.sh        (make check-kernels runs it)
 # Output: "PASS kernels/dkms/<step>" / "FAIL kernels/dkms/<step>: why",
@@ -19,13 +19,10 @@ export PSI_VM_BUILD=$out/vm-dkms
 . "$top/tests/vm/lib.sh"
 . "$here/lib.sh"
 
-passed=0 failed=0
-pass() { echo "PASS kernels/$1${2:+ -- $2}"; passed=$((passed + 1)); }
-fail() { echo "FAIL kernels/$1: $2"; failed=$((failed + 1)); }
-finish() { echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit $?; }
+RESULT_PREFIX=kernels/
 
-command -v dkms >/dev/null || "$here/deps.sh" >&2
-command -v dkms >/dev/null || { fail dkms/setup "dkms not installed and tests/kernels/deps.sh could not install it"; finish; }
+command -v dkms >/dev/null || "$top/tests/deps.sh" >&2
+command -v dkms >/dev/null || { fail dkms/setup "dkms not installed and tests/deps.sh could not install it"; finish; }
 [ "$(id -u)" = 0 ] || { fail dkms/setup "must run as root"; finish; }
 mkdir -p "$out/logs"
 # dkms.sh and deb.sh both install psi-mod system-wide

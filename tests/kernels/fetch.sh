@@ -33,9 +33,8 @@ out=$(cd "$out" && pwd)
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(5.10 6.12 6.12-rt nopsi debug)
 
-pass() { echo "PASS fetch/$1${2:+ -- $2}"; }
-fail() { echo "FAIL fetch/$1: $2"; }
-log() { printf '== %s\n' "$*" >&2; }
+. "$top/tests/lib/host.sh"
+RESULT_PREFIX=fetch/
 
 # --- private apt state, made once per run for the Debian kernels
 apt_ready=

@@ -1,5 +1,5 @@
 # Helpers shared by tests/kernels/run.sh and dkms.sh (sourced after
-# tests/vm/lib.sh, with $top, $here, $out set and pass/fail defined).
+# tests/vm/lib.sh, which brings tests/lib/host.sh, with $top and $out set).
 
 # The installed Debian 6.1 kernel (what the VM suites boot): no fetch.
 env_of() {	# kernel -> sets KVER KDIR IMAGE MODDIR CC
@@ -19,7 +19,7 @@ env_of() {	# kernel -> sets KVER KDIR IMAGE MODDIR CC
 # the shared harness needs no change.
 # usage: boot KERNEL SUITE-FILE TIMEOUT KO [EXTRA-ROOT]
 boot() {
-	local k=$1 sfile=$2 limit=$3 ko=$4 extra=${5:-} s psi=0 initrd res logf rc c line
+	local k=$1 sfile=$2 limit=$3 ko=$4 extra=${5:-} s psi=0 initrd res logf
 	s=$(basename "$sfile" .sh)
 	s=${s#suite-}
 	initrd=$PSI_VM_BUILD/initramfs-$k.cpio
@@ -42,9 +42,9 @@ boot() {
 	(cd "$stage" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) >> "$initrd"
 	rm -rf "$stage"
 	# the full suite on the KASAN/lockdep kernel as reliability.sh
-	# --debug-vm runs it: 1 GiB (at 512 MiB, KASAN's shadow left the memory
-	# case's hog no room to map) and time limits x4 (thread-exec's 200
-	# rounds overran their limit)
+	# --debug-vm runs it: 1 GiB (KASAN's shadow memory leaves the memory
+	# case's hog too little room at 512 MiB) and time limits x4 (every
+	# case runs several times slower)
 	local xa= mem=${PSI_VM_MEM:-}
 	if [ "$k" = debug ] && [ "$s" != smoke ]; then
 		xa=" psitest.limitx=4" mem=${PSI_VM_MEM:-1G}
@@ -53,28 +53,8 @@ boot() {
 	PSI_VM_MEM=$mem qemu_cmd "$KVER" "$initrd" "$(make_disk)" "$psi" "psitest.suite=$s$xa" "$res"
 	unset PSI_VM_KERNEL
 	log "$k: booting suite $s (${QEMU_ARGV[2]}, timeout ${limit}s), log $logf"
-	rc=0
-	local t0=$SECONDS
-	timeout --kill-after=10 "$limit" "${QEMU_ARGV[@]}" </dev/null >"$logf" 2>&1 || rc=$?
-	log "$k: qemu exit $rc after $((SECONDS - t0))s"
-	tr -d '\r' <"$res" 2>/dev/null | grep -ao '@@CASE .*' >"$res.cases" ||
-		tr -d '\r' <"$logf" | grep -ao '@@CASE .*' >"$res.cases" || true
-	local missing=0
-	for c in $(sed -n 's/^CASES="\(.*\)"$/\1/p' "$sfile"); do
-		line=$(awk -v c="$c" '$2 == c' "$res.cases" | tail -1)
-		if [ -z "$line" ]; then
-			fail "$k/$s/$c" "no result: $([ $rc = 124 ] || [ $rc = 137 ] && echo "boot timed out after ${limit}s" || echo "the boot ended before this case (qemu exit $rc)") (log: $logf)"
-			missing=1
-		elif [ "$(echo "$line" | awk '{ print $3 }')" = PASS ]; then
-			pass "$k/$s/$c" "$(echo "$line" | cut -d' ' -f4-)"
-		else
-			fail "$k/$s/$c" "$(echo "$line" | cut -d' ' -f4-)"
-		fi
-	done
-	if [ $missing = 1 ]; then
-		echo "---- last 20 lines of $logf"
-		tr -d '\r' <"$logf" | tail -20
-		echo "----"
-	fi
+	run_qemu "$k" "$limit" "$logf"
+	case_lines "$res" "$logf" "$res.cases"
+	# shellcheck disable=SC2046 # one word per case
+	collect "$k/$s/" "$res.cases" "$logf" "$limit" $(suite_cases "$sfile")
 }
-

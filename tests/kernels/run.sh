@@ -6,7 +6,7 @@
 # usage: tests/kernels/run.sh [--smoke] [--kernels a,b] [--boot a,b] [--no-fetch] [--no-dkms]
 #   kernels: 5.10 6.12 6.12-rt nopsi debug (tests/kernels/fetch.sh) and 6.1
 #            (the installed Debian 6.1 kernel, /boot + /lib/modules)
-#   default (make check-kernels, ~25 min): fetch all, build all, boot each
+#   default (make check-kernels): fetch all, build all, boot each
 #            with the full psi0 VM suite (the debug kernel with KASAN and
 #            lockdep is slow under TCG), then tests/kernels/dkms.sh (DKMS
 #            add/build/install, boot, modprobe, remove) and deb.sh (make deb,
@@ -53,15 +53,13 @@ if [ -n "$only" ]; then IFS=, read -r -a all <<< "$only"; fi
 [ -z "$boot_only" ] || boots=" ${boot_only//,/ } "
 [ $smoke = 1 ] && dkms=0
 
-passed=0 failed=0
-pass() { echo "PASS kernels/$1${2:+ -- $2}"; passed=$((passed + 1)); }
-fail() { echo "FAIL kernels/$1: $2"; failed=$((failed + 1)); }
+RESULT_PREFIX=kernels/
 
 lock_build_dir
 mkdir -p "$out/logs"
 
-# One snapshot of the module source for the whole run: other engineers edit
-# the working tree meanwhile, and every kernel should build the same code.
+# One snapshot of the module source for the whole run: the working tree may
+# change meanwhile, and every kernel should build the same code.
 src=$out/src
 rm -rf "$src"
 mkdir -p "$src"
@@ -130,7 +128,7 @@ for k in "${all[@]}"; do
 	fi
 	build "$k" || continue
 	case "$boots" in *" $k "*) ;; *) continue ;; esac
-	# KASAN + lockdep: about 85 s to boot under TCG, and every case slower
+	# KASAN + lockdep: a slow boot under TCG, and every case slower
 	if [ $smoke = 1 ]; then limit=300; sfile=$here/guest/suite-smoke.sh
 	else limit=600; sfile=$top/tests/vm/guest/suite-psi0.sh; fi
 	[ "$k" = debug ] && limit=$((limit * 3))
@@ -138,14 +136,8 @@ for k in "${all[@]}"; do
 done
 
 if [ $dkms = 1 ]; then
-	while read -r line; do
-		case "$line" in
-		"PASS "*) echo "$line"; passed=$((passed + 1)) ;;
-		"FAIL "*) echo "$line"; failed=$((failed + 1)) ;;
-		*) echo "$line" ;;
-		esac
-	done < <({ "$here/dkms.sh"; "$here/deb.sh"; } 2>&1 | grep -v '^[0-9]* passed, [0-9]* failed$')
+	# their own count lines are dropped: this lane's is the sum
+	relay < <({ "$here/dkms.sh"; "$here/deb.sh"; } 2>&1)
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
 # Run the unit test binaries: BIN/<test> (plain build), then BIN/san/<test>
@@ -11,8 +11,7 @@
 # Usage: run.sh BIN test...
 bin=$1
 shift
-pass=0
-fail=0
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/host.sh"
 out=$(mktemp) || exit 1
 trap 'rm -f "$out"' EXIT
 
@@ -26,27 +25,19 @@ san_args() {
 }
 
 run() {	# name exe args...
-	name=$1
-	exe=$2
+	local name=$1 exe=$2 p=$passed f=$failed rc
 	shift 2
 	if [ ! -x "$exe" ]; then
-		echo "FAIL $name: not built (see the compiler output above)"
-		fail=$((fail + 1))
+		fail "$name" "not built (see the compiler output above)"
 		return
 	fi
 	"$exe" "$@" >"$out" 2>&1
 	rc=$?
-	cat "$out"
-	p=$(grep -c '^PASS ' "$out")
-	f=$(grep -c '^FAIL ' "$out")
-	pass=$((pass + p))
-	fail=$((fail + f))
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "FAIL $name: exited with status $rc"
-		fail=$((fail + 1))
-	elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
-		echo "FAIL $name: reported no test"
-		fail=$((fail + 1))
+	relay <"$out"
+	if [ "$rc" -ne 0 ] && [ "$failed" = "$f" ]; then
+		fail "$name" "exited with status $rc"
+	elif [ "$passed" = "$p" ] && [ "$failed" = "$f" ]; then
+		fail "$name" "reported no test"
 	fi
 }
 
@@ -58,5 +49,4 @@ for t in "$@"; do
 	run "$t@san" "$bin/san/$t" $(san_args "$t")
 done
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -891,7 +891,7 @@ static void warmup_counts_missed_periods_as_seen(void)
 }
 
 /*
- * The issue's midload target: a kernel PSI that has seen a steady ~40%
+ * The midload target: a kernel PSI that has seen a steady ~40%
  * stall for a long time, psi_mod loaded into it; both fed the same periods
  * of 35..45%. After 5 periods (10 s) the shown avg10 is within 2 points of
  * the kernel's; the raw average (the kernel's arithmetic from zero) is not.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Accuracy comparison: psi_mod against the kernel's own PSI on the same
-# machine at the same moment (project issue 3).
+# machine at the same moment.
 #
 # usage: tests/vm/compare.sh [--short] [--cases a,b] [--dur SECONDS] [--modargs a=1,b=2] [--kver KVER]
 #   Boots Debian's 6.1 kernel with psi=1 under QEMU (TCG), loads psi_mod with
@@ -24,8 +24,8 @@
 #       and always psi_mod within 1.0 of the warm-up of the kernel's own
 #       periods since the load
 #   --short  the make check subset (cpu-4, hackbench, io-read,
-#            io-throttled, mem-zram, mixed, hotplug; 10 s each; about 3
-#            minutes); the full run is about 11 minutes. In the cases where
+#            io-throttled, mem-zram, mixed, hotplug; 10 s each); durations
+#            of both in tests/README.md. In the cases where
 #            tasks sleep and wake all the time (WAKER_CASES in the guest suite),
 #            cpu some may exceed the target and io fall short of it by up to
 #            10 us per wakeup, the clock-read order bias of docs/accuracy.md,
@@ -66,15 +66,7 @@ fi
 dur=${dur:-20}
 [ -z "$only" ] || only="align,$only,dmesg"
 
-passed=0 failed=0 finished=0
-on_exit() {
-	local rc=$?
-	[ $finished = 1 ] && return
-	echo "FAIL compare/setup: compare.sh stopped early (exit $rc)"
-	echo "$passed passed, $((failed + 1)) failed"
-	[ $rc != 0 ] || exit 2
-}
-trap on_exit EXIT
+results_guard compare/setup "compare.sh stopped early"
 
 lock_build_dir
 kver=$(find_kver)
@@ -82,7 +74,7 @@ kver=$(find_kver)
 ko=${PSI_MOD_KO:-}
 if [ -z "$ko" ]; then
 	ko=$(build_module "$kver") || die "module build failed"
-	# keep a private copy: other engineers rebuild psi_mod.ko in the tree
+	# keep a private copy: other builds in the tree replace psi_mod.ko
 	cp "$ko" "$PSI_VM_BUILD/psi_mod.ko"
 	ko=$PSI_VM_BUILD/psi_mod.ko
 fi
@@ -104,22 +96,14 @@ rm -f "$resf" "$logf"
 qemu_cmd "$kver" "$initrd" "$disk" 1 "psitest.suite=compare psitest.dur=$dur${only:+ psitest.cases=$only}${modargs:+ psitest.modargs=$modargs}" "$resf"
 QEMU_ARGV+=(-drive "file=$thr,format=raw,if=virtio,cache=none,throttling.iops-total=200"
 	-drive "file=$pc,format=raw,if=virtio,cache=none")
-cases=$(sed -n 's/^CASES="\(.*\)"$/\1/p' "$PSI_VM_DIR/guest/suite-compare.sh")
-n=0
-for c in $cases; do
-	[ -z "$only" ] || [[ ",$only," == *",$c,"* ]] || continue
-	n=$((n + 1))
-done
+cases=$(suite_cases "$PSI_VM_DIR/guest/suite-compare.sh" "$only")
+n=$(echo "$cases" | wc -w)
 limit=${PSI_VM_TIMEOUT:-$((120 + n * (dur + 25)))}
 [[ ",$only," == *,midload,* ]] || [ -z "$only" ] && limit=$((limit + 120))
 [[ ",$only," == *,midload-warmup,* ]] || [ -z "$only" ] && limit=$((limit + 120))
 log "kernel $kver, $n cases, ${dur}s each, timeout ${limit}s, log $logf"
-start=$SECONDS rc=0
-timeout --kill-after=10 "$limit" "${QEMU_ARGV[@]}" < /dev/null > "$logf" 2>&1 || rc=$?
-log "qemu exit $rc after $((SECONDS - start))s"
-src=$resf
-grep -aq '^@@CASE ' "$resf" 2>/dev/null || src=$logf
-tr -d '\r' < "$src" | grep -a '^@@' > "$PSI_VM_BUILD/logs/compare.lines" || true
+run_qemu "" "$limit" "$logf"
+case_lines "$resf" "$logf" "$PSI_VM_BUILD/logs/compare.lines"
 
 # --- the tables: @@ROW case res state k m diff pct tol kavg mavg davg vtot vavg wall=
 awk '$1 == "@@ROW" {
@@ -139,30 +123,6 @@ awk '$1 == "@@ROW" {
 	printf "%-7s %-5s %12d %12d %10s %8s %9d %8s %8s %7s %7s  %s\n", $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, v
 } END { if (last != "") print "" }' "$PSI_VM_BUILD/logs/compare.lines"
 
-missing=0
-for c in $cases; do
-	[ -z "$only" ] || [[ ",$only," == *",$c,"* ]] || continue
-	line=$(awk -v c="$c" '$1 == "@@CASE" && $2 == c' "$PSI_VM_BUILD/logs/compare.lines" | tail -1)
-	if [ -z "$line" ]; then
-		why="no result: the boot ended before this case"
-		[ $rc = 124 ] || [ $rc = 137 ] && why="no result: boot timed out after ${limit}s"
-		echo "FAIL compare/$c: $why"
-		failed=$((failed + 1)) missing=1
-		continue
-	fi
-	status=$(echo "$line" | awk '{ print $3 }')
-	detail=$(echo "$line" | cut -d' ' -f4-)
-	if [ "$status" = PASS ]; then
-		echo "PASS compare/$c -- $detail"; passed=$((passed + 1))
-	else
-		echo "FAIL compare/$c: $detail"; failed=$((failed + 1))
-	fi
-done
-if [ $missing = 1 ]; then
-	echo "---- last 30 lines of $logf (qemu exit $rc)"
-	tr -d '\r' < "$logf" | tail -30
-	echo "----"
-fi
-finished=1
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+# shellcheck disable=SC2086 # one word per case
+collect compare/ "$PSI_VM_BUILD/logs/compare.lines" "$logf" "$limit" $cases
+finish

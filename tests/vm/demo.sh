@@ -1,13 +1,13 @@
 #!/bin/bash
 # `make demo`: psi_mod on a psi=0 Debian kernel in QEMU, narrated.
-# Installs missing packages (deps.sh, only if missing), builds the module,
+# Installs missing packages (tests/deps.sh, only if missing), builds the module,
 # boots psi=0 and shows: no /proc/pressure; insmod; the files at idle; cpu and
 # io every 2 s under spinners + O_DIRECT reads; rmmod; the files gone.
-# About a minute on 2 cores. env: KVER, PSI_MOD_ACCEL=kvm (opt-in).
+# env: KVER, PSI_MOD_ACCEL=kvm (opt-in).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-"$PSI_VM_DIR/deps.sh" >&2
+"$PSI_REPO/tests/deps.sh" >&2
 lock_build_dir
 kver=$(find_kver)
 log "kernel $kver"

@@ -1,10 +1,13 @@
-# Host-side helpers shared by run.sh and demo.sh (sourced, not executed).
+# Host-side helpers of the VM harness (sourced, not executed): kernel
+# lookup, module and helper builds, the qemu command line; with them the
+# result bookkeeping of tests/lib/host.sh (pass, fail, finish, log, die...).
 # Everything the harness builds goes under $PSI_VM_BUILD (default
 # <repo>/build/vm, and /build/ is gitignored).
 
 PSI_VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PSI_REPO=$(cd "$PSI_VM_DIR/../.." && pwd)
 PSI_VM_BUILD=${PSI_VM_BUILD:-$PSI_REPO/build/vm}
+. "$PSI_REPO/tests/lib/host.sh"
 
 # One harness run at a time per build dir: runs share the initramfs, disk
 # image and logs, and two TCG guests on 2 cores would skew each other's
@@ -18,9 +21,6 @@ lock_build_dir() {
 	fi
 }
 
-log() { printf '== %s\n' "$*" >&2; }
-die() { printf 'ERROR: %s\n' "$*" >&2; exit 2; }
-
 # The kernel under test: $KVER if given, else the newest installed Debian 6.1
 # image. Never a hard-coded ABI number: the archive moves on.
 find_kver() {
@@ -30,7 +30,7 @@ find_kver() {
 	fi
 	local img
 	img=$(ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -1)
-	[ -n "$img" ] || die "no /boot/vmlinuz-6.1.*-amd64 installed (run tests/vm/deps.sh)"
+	[ -n "$img" ] || die "no /boot/vmlinuz-6.1.*-amd64 installed (run tests/deps.sh)"
 	img=${img#/boot/vmlinuz-}
 	echo "$img"
 }

@@ -8,7 +8,7 @@
 # usage: tests/vm/reliability.sh [--short|--full|--debug|--debug-short|--debug-vm] [--cases a,b]
 #   --short  (default; make check) stock Debian 6.1 kernel, reduced counts
 #            (50 load/unload, 200 toggles, 20 hotplug, 1x64 holders,
-#            10 loads in the fork storm, 5000 fuzz writes): ~4 min
+#            10 loads in the fork storm, 5000 fuzz writes)
 #   --full   stock kernel, the full counts (500 / 1000 / 100 / 3x64 / 100 /
 #            100000)
 #   --debug  the -psimod-debug kernel from /work/shared/kernels (KASAN,
@@ -16,9 +16,9 @@
 #            against its headers; booted with panic_on_warn=1 oops=panic like
 #            every run; after the last unload a kmemleak scan must report
 #            nothing. Counts as --full except 200 load/unload and 50 loads in
-#            the fork storm (TCG + KASAN is ~10x slower).
+#            the fork storm (TCG + KASAN is many times slower).
 #   --debug-short  the debug kernel with the --short counts: every case
-#            and the kmemleak scan, ~20 min
+#            and the kmemleak scan
 #   --debug-vm  the VM suite (psi0 and psi1, tests/vm/run.sh) on the debug
 #            kernel, each case's time limit x4; make check-debug runs it and
 #            then --debug
@@ -43,13 +43,15 @@ case "${1:---short}" in
 *) echo "usage: $0 [--short|--full|--debug|--debug-short|--debug-vm] [run.sh options, e.g. --cases a,b]" >&2; exit 2 ;;
 esac
 [ $# = 0 ] || shift
-fail_setup() { echo "FAIL reliability/setup: $*"; echo "0 passed, 1 failed"; exit 2; }
+. "$repo/tests/lib/host.sh"
+# a setup error (die) is the lane's one FAIL line; run.sh reports the rest
+results_guard reliability/setup "reliability.sh stopped before the boot"
 mkdir -p "$PSI_VM_BUILD"
 PSI_VM_BUILD=$(cd "$PSI_VM_BUILD" && pwd)	# kbuild M= needs an absolute path
 
-# Build psi_mod.ko from a copy of the sources in the build dir: other
-# engineers build in the repo root at the same time, and two kbuilds of the
-# same tree race on the same object files.
+# Build psi_mod.ko from a copy of the sources in the build dir: other builds
+# may run in the repo root at the same time, and two kbuilds of the same
+# tree race on the same object files.
 build_copy() {	# KDIR KVER -> path of the .ko
 	local kdir=$1 kver=$2 d=$PSI_VM_BUILD/mod-$2
 	rm -rf "$d"
@@ -64,27 +66,27 @@ if [ $mode = debug ]; then
 	shared=${PSI_SHARED_KERNELS:-$repo/../shared/kernels}
 	[ -d "$shared" ] || shared=/work/shared/kernels
 	kver=${RELI_DEBUG_KVER:-$(ls "$shared" 2>/dev/null | sed -n 's/^linux-image-\(.*-psimod-debug\)_.*\.deb$/\1/p' | sort -V | tail -1)}
-	[ -n "$kver" ] || fail_setup "no linux-image-*-psimod-debug deb in $shared"
+	[ -n "$kver" ] || die "no linux-image-*-psimod-debug deb in $shared"
 	root=$PSI_VM_BUILD/debugroot
 	# unpack once (dpkg -x, no install): the image and the headers
 	if [ ! -f "$root/boot/vmlinuz-$kver" ] || [ ! -d "$root/usr/src/linux-headers-$kver" ]; then
 		rm -rf "$root"
 		mkdir -p "$root"
 		for p in image headers; do
-			dpkg -x "$shared/linux-$p-${kver}_"*_amd64.deb "$root" || fail_setup "dpkg -x linux-$p-$kver failed"
+			dpkg -x "$shared/linux-$p-${kver}_"*_amd64.deb "$root" || die "dpkg -x linux-$p-$kver failed"
 		done
 	fi
-	ko=$(build_copy "$root/usr/src/linux-headers-$kver" "$kver") || fail_setup "module build against $kver headers failed"
+	ko=$(build_copy "$root/usr/src/linux-headers-$kver" "$kver") || die "module build against $kver headers failed"
 	export KVER=$kver PSI_VM_KERNEL=$root/boot/vmlinuz-$kver PSI_VM_MODDIR=$root/lib/modules/$kver
 	export PSI_MOD_KO=$ko PSI_VM_MEM=${PSI_VM_MEM:-1G}
-	# ~85 s boot, then every storm ~8x slower than on the stock kernel
+	# a slow boot, then every storm several times slower than on the stock kernel
 	export PSI_VM_TIMEOUT=${PSI_VM_TIMEOUT:-5400}
 	suite=reliability-debug
 	[ $vm = 0 ] || suite=psi0,psi1
 else
 	. "$here/lib.sh"
 	kver=$(find_kver)
-	ko=$(build_copy "/lib/modules/$kver/build" "$kver") || fail_setup "module build against $kver failed"
+	ko=$(build_copy "/lib/modules/$kver/build" "$kver") || die "module build against $kver failed"
 	export KVER=$kver PSI_MOD_KO=$ko
 	if [ $mode = full ]; then
 		export PSI_VM_TIMEOUT=${PSI_VM_TIMEOUT:-3600}

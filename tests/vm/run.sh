@@ -23,17 +23,9 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-passed=0 failed=0 finished=0
 # Whatever stops the run early (a setup error under set -e, a signal), the
 # last line is still the count, with the stop counted as a failure.
-on_exit() {
-	local rc=$?
-	[ $finished = 1 ] && return
-	echo "FAIL setup: run.sh stopped before all boots finished (exit $rc)"
-	echo "$passed passed, $((failed + 1)) failed"
-	[ $rc != 0 ] || exit 2
-}
-trap on_exit EXIT
+results_guard setup "run.sh stopped before all boots finished"
 
 suites=${SUITE:-all} only=${CASES:-}
 while [ $# -gt 0 ]; do
@@ -44,7 +36,7 @@ while [ $# -gt 0 ]; do
 	--cases=*) only=${1#*=}; shift ;;
 	--kver) KVER=$2; shift 2 ;;
 	--kver=*) KVER=${1#*=}; shift ;;
-	-h|--help) finished=1; sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) finish_quietly; sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
@@ -59,18 +51,8 @@ for s in "${suite_list[@]}"; do
 	[ -f "$PSI_VM_DIR/guest/suite-$s.sh" ] || die "no suite '$s'"
 done
 
-pass() { echo "PASS $1${2:+ -- $2}"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-# case names of a suite: the CASES="..." line of its guest script, narrowed
-# to --cases if given; OPTIONAL_CASES="..." only when --cases names them
-cases_of() {
-	local c opt=
-	[ -z "$only" ] || opt=$(sed -n 's/^OPTIONAL_CASES="\(.*\)"$/\1/p' "$PSI_VM_DIR/guest/suite-$1.sh")
-	for c in $(sed -n 's/^CASES="\(.*\)"$/\1/p' "$PSI_VM_DIR/guest/suite-$1.sh") $opt; do
-		[ -z "$only" ] || [[ ",$only," == *",$c,"* ]] || continue
-		echo "$c"
-	done
-}
+# case names of a suite, narrowed to --cases if given
+cases_of() { suite_cases "$PSI_VM_DIR/guest/suite-$1.sh" "$only"; }
 
 need_module=0
 for s in "${suite_list[@]}"; do [ "$s" = kernel ] || need_module=1; done
@@ -107,38 +89,10 @@ for s in "${suite_list[@]}"; do
 	rm -f "$logf" "$resf"
 	qemu_cmd "$kver" "$initrd" "$disk" "$psi" "psitest.suite=$s${only:+ psitest.cases=$only}${PSI_VM_APPEND:+ $PSI_VM_APPEND}" "$resf"
 	log "suite $s: booting psi=$psi (timeout ${limit}s), log $logf"
-	start=$SECONDS rc=0
-	timeout --kill-after=10 "$limit" "${QEMU_ARGV[@]}" < /dev/null > "$logf" 2>&1 || rc=$?
-	log "suite $s: qemu exit $rc after $((SECONDS - start))s"
-	# results: the clean ttyS1 channel; the console log if that stayed empty
-	src=$resf
-	grep -aq '^@@CASE ' "$resf" 2>/dev/null || src=$logf
-	tr -d '\r' < "$src" | grep -ao '@@CASE .*' > "$PSI_VM_BUILD/logs/$s.cases" || true
-	missing=0
-	for c in $(cases_of "$s"); do
-		line=$(awk -v c="$c" '$2 == c' "$PSI_VM_BUILD/logs/$s.cases" | tail -1)
-		if [ -z "$line" ]; then
-			why="no result: the boot ended before this case"
-			[ $rc = 124 ] || [ $rc = 137 ] && why="no result: boot timed out after ${limit}s"
-			fail "$s/$c" "$why"
-			missing=1
-			continue
-		fi
-		status=$(echo "$line" | awk '{ print $3 }')
-		detail=$(echo "$line" | cut -d' ' -f4-)
-		if [ "$status" = PASS ]; then pass "$s/$c" "$detail"; else fail "$s/$c" "$detail"; fi
-	done
-	# a case the guest reported but the host does not know is a harness bug
-	for c in $(awk '{ print $2 }' "$PSI_VM_BUILD/logs/$s.cases" | sort -u); do
-		case " $(echo $(cases_of "$s")) " in *" $c "*) ;; *) fail "$s/$c" "reported but not in CASES of suite-$s.sh" ;; esac
-	done
-	if [ $missing = 1 ]; then
-		echo "---- last 30 lines of $logf (qemu exit $rc)"
-		tr -d '\r' < "$logf" | tail -30
-		echo "----"
-	fi
+	run_qemu "suite $s" "$limit" "$logf"
+	case_lines "$resf" "$logf" "$PSI_VM_BUILD/logs/$s.cases"
+	# shellcheck disable=SC2046 # one word per case
+	collect "$s/" "$PSI_VM_BUILD/logs/$s.cases" "$logf" "$limit" -x $(cases_of "$s")
 done
 
-finished=1
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+finish

@@ -1,7 +1,7 @@
 # Test cases shared by the suites (sourced after lib.sh). Each case_* function
 # runs inside run_case; it states its assertions with expect/ok/bad and adds
 # the numbers it saw with note, so a PASS line carries the evidence too.
-# Tolerances are the ones in the test brief; they are not tuned to results.
+# Tolerances are the project's stated targets; they are not tuned to results.
 
 DISK=/dev/vda
 NEED_MODULE=1	# 0 in the kernel suite: cases then test the kernel's own PSI
@@ -197,7 +197,7 @@ debug_state() {
 }
 
 # expect_quiet SECONDS (returns 1 if it failed): nothing runs, so no "some" total may grow by more
-# than 10% of the window. Not a tolerance from the brief but a leak
+# than 10% of the window. Not an accuracy target but a leak
 # detector: a task count left behind (a task counted runnable or in iowait
 # that is gone) shows as ~100% stall for as long as the module runs; real
 # idle noise is ~0.1% (see the idle case).
@@ -252,13 +252,12 @@ debug_underflows() {
 		END { if (n) print s + 0 }' /sys/kernel/debug/psi_mod/state 2>/dev/null
 }
 
-# Beyond the brief: exec from a second thread (de_thread + exchange_tids
-# hand the leader's pid over) 200 times while the leader sleeps in O_DIRECT
-# reads, next to 2 spinners, then 200 times while the leader itself spins on
-# the other vCPU; afterwards no stuck counts, no underflows. (Seen with
-# psi_mod at commit 695e77a: a leaked "running" count after ~1 in 300 execs
-# when leader and exec'ing thread are on different CPUs; never when pinned
-# to one CPU, never with plain fork/exec.)
+# Exec from a second thread (de_thread + exchange_tids hand the leader's
+# pid over) 200 times while the leader sleeps in O_DIRECT reads, next to 2
+# spinners, then 200 times while the leader itself spins on the other vCPU;
+# afterwards no stuck counts, no underflows. The pid handover with leader
+# and exec'ing thread on different CPUs is where a count can be left behind;
+# plain fork/exec or both on one CPU do not reach it.
 case_thread_exec() {
 	local out rc u f
 	if [ "$NEED_MODULE" = 1 ]; then

@@ -53,7 +53,7 @@ bg_kill() {
 	rm -f $C/pids
 }
 
-# --- the accuracy issue's target for a total, psi_mod side by side with
+# --- the accuracy target for a total, psi_mod side by side with
 # the kernel's PSI (psi1's sbs-idle, the compare suite): |psi_mod - kernel|
 # within 2% of the kernel's total + 10 ms per 10 s of wall time (1 us per
 # ms). Where tasks sleep and wake all the time the clock-read order

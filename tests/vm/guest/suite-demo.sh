@@ -1,4 +1,4 @@
-# Suite "demo" (for `make demo`, not a test): a narrated session on a psi=0
+# Suite "demo" (for `make demo`, not a test): a narrated run on a psi=0
 # boot. The host prints only what lies between @@DEMO-BEGIN and @@DEMO-END.
 KO=/psi_mod.ko
 echo -1000 > /proc/self/oom_score_adj

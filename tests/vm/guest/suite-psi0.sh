@@ -62,7 +62,7 @@ case_toggle() {
 	note "cpu some total ${before}us before disable, $(snap_val $C/b $PSI_DIR/cpu some total)us at ${wall}us after re-enable, avg10=$(snap_val $C/b $PSI_DIR/cpu some avg10)"
 }
 
-# Beyond the brief's toggle: enable 1->0->1 eight times, then rmmod, while
+# More than the toggle case: enable 1->0->1 eight times, then rmmod, while
 # spinners, an O_DIRECT reader and a hackbench loop keep tasks running,
 # sleeping in iowait, forking and exiting. Catches races between detach and
 # probes and counts that go wrong for tasks seen only half (the module

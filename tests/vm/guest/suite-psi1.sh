@@ -57,7 +57,7 @@ sbs_compare() {
 # kworker or an interrupt thread waking on an idle CPU waits from its
 # enqueue to its switch-in); the psi0 suite's idle case bounds that with
 # avg10, which a kernel with more wakers (PREEMPT_RT's threaded interrupts)
-# may exceed on its own. Here the kernel's PSI is the judge: the issue's
+# may exceed on its own. Here the kernel's PSI is the judge: the
 # totals target, |diff| <= 2% of the kernel's total + 10 ms per 10 s, for
 # every resource and state, with the clock-order allowance per wakeup
 # (context switches / 2; total_verdict, lib.sh): the kernel's PSI work on
@@ -151,7 +151,7 @@ case_sbs_io_free() {
 	note "$out (unpinned), wall ${wall}us"
 }
 
-# Beyond the brief: the same 10% tolerance for cpu some and io some under
+# The same 10% tolerance for cpu some and io some under
 # mixed load (4 spinners + the O_DIRECT reader: the reader alternates between
 # iowait and waiting for a CPU), io full recorded (it stays small: the
 # spinners keep the CPUs productive).
@@ -168,7 +168,7 @@ case_sbs_mixed() {
 	note "$out"
 }
 
-# Beyond the brief: hackbench (fork, exit, pipe wakeups, migrations between
+# Hackbench (fork, exit, pipe wakeups, migrations between
 # the two vCPUs) with the same 10% tolerance on cpu some.
 case_sbs_hackbench() {
 	local out rc
@@ -182,7 +182,7 @@ case_sbs_hackbench() {
 }
 
 # memory: reclaim stalls are bursty and depend on who the OOM killer hits;
-# the brief sets no tolerance, so assert only that both see the stall and
+# there is no accuracy target for them, so assert only that both see the stall and
 # record the ratio.
 case_sbs_memory() {
 	local dk dm p1 p2

@@ -1,5 +1,4 @@
-# Suite "reliability-debug": suite-reliability.sh with the debug counts (see there).
-# The host reads the case list from the CASES= line below.
-CASES="load-unload toggles hotplug hold64 forkstorm params unpriv fuzz dmesg"
+# Suite "reliability-debug": the cases of suite-reliability.sh with its debug
+# counts (see there); the host takes the case list from there too.
 RELI_MODE=debug
 . /tests/suite-reliability.sh

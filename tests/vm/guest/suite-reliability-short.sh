@@ -1,5 +1,4 @@
-# Suite "reliability-short": suite-reliability.sh with the short counts (see there).
-# The host reads the case list from the CASES= line below.
-CASES="load-unload toggles hotplug hold64 forkstorm params unpriv fuzz dmesg"
+# Suite "reliability-short": the cases of suite-reliability.sh with its short
+# counts (see there); the host takes the case list from there too.
 RELI_MODE=short
 . /tests/suite-reliability.sh

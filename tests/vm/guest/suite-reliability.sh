@@ -1,6 +1,7 @@
 # Suite "reliability" (boot psi=0): storms and hostile input, full counts.
-# suite-reliability-short.sh and suite-reliability-debug.sh set RELI_MODE and
-# source this file; the host (tests/vm/reliability.sh) picks the suite.
+# suite-reliability-short.sh and suite-reliability-debug.sh set RELI_MODE
+# (the counts) and source this file: its cases are theirs, and the host
+# (tests/lib/host.sh suite_cases) takes their case list from here too.
 # Every storm runs under a hackbench loop with readers on the files (a
 # "fuzz watch" checks every read: format, avg <= 100, totals non-decreasing
 # within a load) and ends with the same checks: format, a quiet window, the
@@ -16,19 +17,25 @@ PSI_DIR=/proc/pressure
 DEBUGFS_STATE=/sys/kernel/debug/psi_mod/state
 RELI_MODE=${RELI_MODE:-full}
 
-# cycle counts per mode: short for make check (stock kernel, a few minutes),
-# full the brief's counts, debug the full counts where the debug kernel
-# (KASAN, lockdep, kmemleak under TCG, ~10x slower) can afford them
+# Counts: load/unload cycles, enable toggles, hotplug cycles, unload/load
+# cycles with cpu1 offline, rounds of 64 fd holders, loads in the fork
+# storm, fuzz writes. The variants of this suite differ only in them and in
+# LIM, the factor on every case's time limit:
+#   short  make check (stock kernel)
+#   full   (default) every storm at its full length
+#   debug  the debug kernel (KASAN, lockdep, kmemleak under TCG, about ten
+#          times slower): the full counts but for load/unload and the fork
+#          storm's loads
+counts_short() { N_LOAD=50 N_TOGGLE=200 N_HOTPLUG=20 N_OFFLOAD=3 N_HOLD=1 N_FORKLOAD=10 N_FUZZ=5000; }
+counts_full() { N_LOAD=500 N_TOGGLE=1000 N_HOTPLUG=100 N_OFFLOAD=10 N_HOLD=3 N_FORKLOAD=100 N_FUZZ=100000; }
 case $RELI_MODE in
-short) N_LOAD=50 N_TOGGLE=200 N_HOTPLUG=20 N_OFFLOAD=3 N_HOLD=1 N_FORKLOAD=10 N_FUZZ=5000 LIM=1 ;;
-debug) N_LOAD=200 N_TOGGLE=1000 N_HOTPLUG=100 N_OFFLOAD=10 N_HOLD=3 N_FORKLOAD=50 N_FUZZ=100000 LIM=8 ;;
-*) N_LOAD=500 N_TOGGLE=1000 N_HOTPLUG=100 N_OFFLOAD=10 N_HOLD=3 N_FORKLOAD=100 N_FUZZ=100000 LIM=4 ;;
+short) counts_short; LIM=1 ;;
+debug) counts_full; N_LOAD=200 N_FORKLOAD=50 LIM=8 ;;
+*) counts_full; LIM=4 ;;
 esac
 # psitest.counts=short (reliability.sh --debug-short): the short counts on
-# the debug kernel, a complete pass with the kmemleak scan in ~20 minutes
-if grep -qw 'psitest.counts=short' /proc/cmdline; then
-	N_LOAD=50 N_TOGGLE=200 N_HOTPLUG=20 N_OFFLOAD=3 N_HOLD=1 N_FORKLOAD=10 N_FUZZ=5000
-fi
+# the debug kernel, every case and the kmemleak scan
+if grep -qw 'psitest.counts=short' /proc/cmdline; then counts_short; fi
 # what a kernel report looks like in dmesg
 REPORT_RE='WARNING|BUG|Oops|lockdep|KASAN|underflow|inconsistent|kmemleak|circular locking|sleeping function|Call Trace'
 CPU1=/sys/devices/system/cpu/cpu1/online
