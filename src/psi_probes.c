@@ -219,6 +219,15 @@ retry:
 		}
 	} else {
 		raw_spin_lock_nested(&opc->lock, SINGLE_DEPTH_NESTING);
+		/*
+		 * The word names @old, whose lock was not held when it was
+		 * read: a probe there (the old owner's last switch, after
+		 * its pid went to a new task) may have changed it since.
+		 */
+		if (READ_ONCE(*w) != v) {
+			raw_spin_unlock(&opc->lock);
+			goto retry;
+		}
 	}
 	psim_cpu_counts(&opc->st, v & PSIM_TSK_MASK, 0);
 	psim_update(&opc->st, old);

@@ -32,7 +32,7 @@
 #include "psi_mod.h"
 
 /* What psi_aggregate.c would define. */
-struct delayed_work psim_avgs_work;
+struct delayed_work psim_avgs_work, psim_avgs_work_wake;
 struct task_struct *psim_avgs_worker;
 
 static unsigned long events_per_seed = 1000000;
@@ -915,6 +915,233 @@ static void probes_pid_reuse_no_leak(void)
 	probes_stop();
 }
 
+/*
+ * A word read under one CPU's lock names a higher CPU, whose lock is
+ * taken next: a probe there may change the word first. D (pid 500) runs
+ * on cpu1 and has reaped itself; N gets pid 500 on cpu0, and its
+ * sched_wakeup_new finds D's RUNNING counted on cpu1. While it takes
+ * cpu1's lock, D's last switch there clears that count (the shim's lock
+ * hook). The relocation must read the word again, not move the count it
+ * saw before: afterwards cpu0 running=1 (N), cpu1 nothing, no underflow.
+ */
+static struct task_struct yd, yn;
+static int hook_switch_state;
+
+static void hook_last_switch_in_window(raw_spinlock_t *lock, const char *func)
+{
+	(void)lock;
+	(void)func;
+	if (hook_switch_state != 1 || shim_cpu != 0 || shim_nheld != 1)
+		return;
+	hook_switch_state = 2;
+	shim_now += 500;
+	call_switch(1, false, &yd, TASK_DEAD, false, &idle_ts[1]);
+}
+
+static void probes_relocate_word_changed(void)
+{
+	static const unsigned int after[NR_CPUS] = { 1, 0, 0, 0 };
+
+	bug_report[0] = '\0';
+	if (probes_start(false))
+		return;
+	if (setjmp(shim_jb)) {
+		TU_CHECK(0, "%s%s", bug_report, shim_msg);
+		probes_stop();
+		return;
+	}
+	shim_jb_armed = true;
+	shim_now = 1000;
+	call_wakeup_new(1, new_task(&yd, 500, 1));
+	call_switch(1, false, &idle_ts[1], TASK_RUNNING, false, &yd);
+	hook_switch_state = 1;
+	shim_lock_hook = hook_last_switch_in_window;
+	shim_now += 1000;
+	call_wakeup_new(0, new_task(&yn, 500, 0));
+	shim_lock_hook = NULL;
+	TU_CHECK(hook_switch_state == 2, "the window was not reached");
+	expect_running("after N's creation, D's last switch in its window",
+		       after);
+	shim_now += 1000;
+	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &yn);
+	shim_now += 1000;
+	call_switch(0, false, &yn, TASK_DEAD, false, &idle_ts[0]);
+	shim_jb_armed = false;
+	TU_CHECK(!bug_report[0], "%s", bug_report);
+	check_all_zero("both exited, every CPU idle");
+	probes_stop();
+}
+
+/*
+ * Random interleavings around one pid shared by two tasks: D, an old owner
+ * that has reaped itself and runs on to its last switch (preempted,
+ * migrated and switched back in on the way), and N, created with the same
+ * pid meanwhile, which runs, sleeps (in iowait too), is woken on either
+ * CPU, migrates and exits; beside them X and Y with pids of their own.
+ * While both live the word cannot follow both, but no count may ever
+ * underflow, and once every task has exited nothing may be left.
+ */
+enum { PR_NEW, PR_RUN, PR_QUEUED, PR_SLEEP, PR_DEAD };
+#define PR_CPUS	2
+#define PR_T	4	/* D, N, X, Y */
+
+static struct pr_task {
+	struct task_struct t;
+	int st;
+} pr[PR_T];
+static int pr_curr[PR_CPUS];
+
+static struct task_struct *pr_task_on(int cpu)
+{
+	return pr_curr[cpu] < 0 ? &idle_ts[cpu] : &pr[pr_curr[cpu]].t;
+}
+
+/* a queued task of @cpu, at random, or -1 */
+static int pr_queued_on(int cpu)
+{
+	int i, n = 0, pick = -1;
+
+	for (i = 0; i < PR_T; i++)
+		if (pr[i].st == PR_QUEUED && pr[i].t.cpu == cpu &&
+		    brnd(++n) == 0)
+			pick = i;
+	return pick;
+}
+
+/* @how: 0 preempt, 1 sleep, 2 sleep in iowait, 3 exit */
+static void pr_switch(int cpu, int how)
+{
+	int prev = pr_curr[cpu], next = pr_queued_on(cpu);
+	struct task_struct *pt = pr_task_on(cpu);
+
+	if (prev < 0 && next < 0)
+		return;
+	if (prev >= 0)
+		pr[prev].st = how == 0 ? PR_QUEUED : how == 3 ? PR_DEAD :
+			      PR_SLEEP;
+	if (next >= 0)
+		pr[next].st = PR_RUN;
+	pr_curr[cpu] = next;
+	shim_now += 1000;
+	call_switch(cpu, prev >= 0 && how == 0, pt,
+		    prev < 0 || how == 0 ? TASK_RUNNING :
+		    how == 3 ? TASK_DEAD : TASK_UNINTERRUPTIBLE,
+		    how == 2, pr_task_on(cpu));
+}
+
+static void pr_check(const char *when, unsigned long step)
+{
+	struct psim_cpu_debug d;
+	int cpu;
+
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		psim_cpu_debug(cpu, &d);
+		TU_CHECK(!d.st.underflows, "%s, step %lu: cpu%d underflows=%u",
+			 when, step, cpu, d.st.underflows);
+	}
+}
+
+static void probes_pid_reuse_random(void)
+{
+	static unsigned long step, seed;
+	int i, cpu, ev, dest;
+
+	for (seed = 1; seed <= 2000; seed++) {
+		if (probes_start(false))
+			return;
+		brng = seed * 0x9e3779b97f4a7c15ULL;
+		shim_now = 1000;
+		for (i = 0; i < PR_T; i++) {
+			memset(&pr[i], 0, sizeof(pr[i]));
+			pr[i].t.pid = i == 1 ? 400 : 400 + i;
+			pr[i].st = PR_NEW;
+		}
+		for (cpu = 0; cpu < PR_CPUS; cpu++)
+			pr_curr[cpu] = -1;
+		/* D, X and Y exist; D runs on cpu0 and has reaped itself */
+		for (i = 0; i < PR_T; i++) {
+			if (i == 1)
+				continue;
+			pr[i].t.cpu = i == 0 ? 0 : brnd(PR_CPUS);
+			call_wakeup_new(pr[i].t.cpu, &pr[i].t);
+			pr[i].st = PR_QUEUED;
+		}
+		pr_curr[0] = -1;
+		pr[0].st = PR_QUEUED;
+		while (pr_curr[0] != 0) {
+			pr[0].st = PR_QUEUED;
+			pr_switch(0, 0);
+		}
+		for (step = 0; step < 60; step++) {
+			ev = brnd(6);
+			cpu = brnd(PR_CPUS);
+			i = brnd(PR_T);
+			switch (ev) {
+			case 0:		/* a switch on @cpu */
+				if (pr_curr[cpu] == 0)	/* D: on, or gone */
+					pr_switch(cpu, brnd(4) ? 0 : 3);
+				else if (pr_curr[cpu] == 1)
+					pr_switch(cpu, brnd(8) ? brnd(3) : 3);
+				else
+					pr_switch(cpu, brnd(3));
+				break;
+			case 1:		/* a wakeup, maybe onto the other CPU */
+				if (pr[i].st != PR_SLEEP)
+					break;
+				dest = brnd(PR_CPUS);
+				if (dest != pr[i].t.cpu)
+					call_migrate(cpu, &pr[i].t, dest);
+				call_wakeup(cpu, &pr[i].t, true);
+				pr[i].st = PR_QUEUED;
+				break;
+			case 2:		/* N, created with D's pid */
+				if (pr[1].st != PR_NEW)
+					break;
+				pr[1].t.cpu = brnd(PR_CPUS);
+				call_wakeup_new(cpu, &pr[1].t);
+				pr[1].st = PR_QUEUED;
+				break;
+			case 3:		/* load balancing moves a queued task */
+				if (pr[i].st != PR_QUEUED)
+					break;
+				dest = 1 - pr[i].t.cpu;
+				call_migrate(pr[i].t.cpu, &pr[i].t, dest);
+				break;
+			default:	/* a preemption */
+				pr_switch(cpu, 0);
+				break;
+			}
+			pr_check("during", step);
+		}
+		/* everybody wakes, runs and exits; then every CPU idles */
+		for (step = 0; step < 1000; step++) {
+			int alive = 0;
+
+			for (i = 0; i < PR_T; i++) {
+				if (pr[i].st == PR_NEW && i == 1) {
+					pr[1].t.cpu = 0;
+					call_wakeup_new(0, &pr[1].t);
+					pr[1].st = PR_QUEUED;
+				}
+				if (pr[i].st == PR_SLEEP) {
+					call_wakeup(0, &pr[i].t, true);
+					pr[i].st = PR_QUEUED;
+				}
+				alive += pr[i].st != PR_DEAD;
+			}
+			if (!alive && pr_curr[0] < 0 && pr_curr[1] < 0)
+				break;
+			for (cpu = 0; cpu < PR_CPUS; cpu++)
+				pr_switch(cpu, 3);
+			pr_check("at the end", step);
+		}
+		check_all_zero("after every task exited");
+		probes_stop();
+		if (TU_FAILED())
+			return;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -923,5 +1150,7 @@ int main(int argc, char **argv)
 	TU_RUN(probes_wakeup_current_irqs_on);
 	TU_RUN(probes_relocate_stale_word);
 	TU_RUN(probes_pid_reuse_no_leak);
+	TU_RUN(probes_relocate_word_changed);
+	TU_RUN(probes_pid_reuse_random);
 	return tu_exit();
 }
