@@ -38,27 +38,36 @@ void psim_aggregate_stop(void);
 void psim_aggregate_read(enum psim_res res, unsigned long avg[2][3],
 			 u64 total[2]);
 
+#define PSIM_NR_LAGS	16
+
 struct psim_aggregate_debug {
-	unsigned long runs;
+	unsigned long runs, wake_runs;
+	u64 lag_max;
+	unsigned long lag_folds;
+	u32 lags[PSIM_NR_LAGS];
 	unsigned long seen[3];
 	bool pending;
 };
 
 void psim_aggregate_debug(struct psim_aggregate_debug *d);
 
-extern struct delayed_work psim_avgs_work;
+extern struct delayed_work psim_avgs_work, psim_avgs_work_wake;
 extern struct task_struct *psim_avgs_worker;
 
 /*
  * From the probes: start the aggregation clock if it is stopped. It stops
  * by itself when all CPUs are idle; the next task change starts it again,
- * as in the kernel. The work is deferrable, so a pending period never wakes
- * an idle CPU. Inline: it runs on every state-changing switch.
+ * as in the kernel. The deferrable timer goes on this CPU, where a task
+ * just ran, and never wakes it if it idles; the work then moves itself to
+ * a busy CPU (psi_aggregate.c). Inline: it runs on every state-changing
+ * switch.
  */
 static inline void psim_wake_clock(void)
 {
-	if (!delayed_work_pending(&psim_avgs_work))
-		queue_delayed_work(system_wq, &psim_avgs_work, PSIM_FREQ);
+	if (!delayed_work_pending(&psim_avgs_work) &&
+	    !delayed_work_pending(&psim_avgs_work_wake))
+		queue_delayed_work(system_unbound_wq, &psim_avgs_work,
+				   PSIM_FREQ);
 }
 
 /* psi_proc.c */

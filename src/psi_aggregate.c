@@ -11,6 +11,7 @@
  * itself runs, and the next task change restarts it. A read folds in what
  * is pending first, so no reader sees stale numbers.
  */
+#include <linux/cpu.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/mutex.h>
@@ -28,25 +29,54 @@ static DEFINE_MUTEX(psim_avgs_lock);
 /* What the aggregator saw last of each CPU; touched by it alone. */
 static DEFINE_PER_CPU(u64 [PSIM_NR_STATES], psim_times_prev);
 
+/*
+ * The averaging work, on two timers; it runs on any CPU (an unbound
+ * workqueue), the timers decide when. The deferrable timer never wakes an
+ * idle CPU, so while tasks run it is queued on a CPU that runs some: that
+ * CPU's tick fires it on time, wherever the work ran last. Where nothing
+ * runs but tasks stall asleep (iowait, memstall), every CPU may be idle
+ * and the kernel's own work would wake one: so does the second, plain
+ * timer. Where there was activity in the last period but none now, the
+ * deferrable timer stays on this CPU and adds no wakeup of its own (a
+ * stall that begins elsewhere meanwhile is folded when this CPU next
+ * wakes, or at the next read). When all was idle, neither is queued: the
+ * next task change restarts the clock.
+ */
 static void psim_avgs_work_fn(struct work_struct *work);
 DECLARE_DEFERRABLE_WORK(psim_avgs_work, psim_avgs_work_fn);
+DECLARE_DELAYED_WORK(psim_avgs_work_wake, psim_avgs_work_fn);
 /* The kworker that last ran the aggregation (see psim_probe_switch()). */
 struct task_struct *psim_avgs_worker;
-/* How often the periodic work ran: shows that it stops when idle. */
-static unsigned long psim_avgs_runs;
+/* How often the periodic work ran (and on the waking timer). */
+static unsigned long psim_avgs_runs, psim_avgs_wake_runs;
+/*
+ * How late the work folded, after the grid point it was queued for (not
+ * after a stop while idle, when it was queued for none): the largest
+ * delay since the load, and how many folds were timed.
+ */
+static u64 psim_avgs_lag_max;
+static unsigned long psim_avgs_lag_folds;
+static u32 psim_avgs_lags[PSIM_NR_LAGS];	/* the latest, in us */
+static bool psim_avgs_chained;
 
 /*
  * Fold the per-CPU state times since the last call into the totals.
  * Returns the states that changed, with PSIM_STATE_RESCHEDULE when there is
- * task activity that the averaging clock should keep sampling.
+ * task activity that the averaging clock should keep sampling; in *@busy
+ * the CPU with the most runnable tasks (its own worker aside), or -1 if
+ * none runs any, and in *@sleepers whether tasks stall asleep.
  */
-static u32 psim_collect(bool from_work)
+static u32 psim_collect(bool from_work, int *busy, bool *sleepers)
 {
 	u64 deltas[PSIM_NR_STATES - 1] = { 0, };
 	int this_cpu = raw_smp_processor_id();
 	unsigned long nonidle_total = 0;
+	unsigned int most = 0;
 	u32 changed_all = 0;
 	int cpu;
+
+	*busy = -1;
+	*sleepers = false;
 
 	lockdep_assert_held(&psim_avgs_lock);
 
@@ -54,6 +84,7 @@ static u32 psim_collect(bool from_work)
 		u64 times[PSIM_NR_STATES];
 		u32 changed;
 		struct psim_cpu_state snap;
+		unsigned int running;
 		unsigned long nonidle;
 		bool resched;
 		u64 now;
@@ -74,14 +105,22 @@ static u32 psim_collect(bool from_work)
 		 * counts as running there. Keep sampling only if something
 		 * else is (the kernel's rule in get_recent_times()).
 		 */
-		if (cpu == this_cpu)
-			resched = snap.tasks[PSIM_NR_RUNNING] +
-				  snap.tasks[PSIM_NR_IOWAIT] +
-				  snap.tasks[PSIM_NR_MEMSTALL] > 1;
-		else
+		running = snap.tasks[PSIM_NR_RUNNING];
+		if (cpu == this_cpu) {
+			running = running ? running - 1 : 0;
+			resched = running + snap.tasks[PSIM_NR_IOWAIT] +
+				  snap.tasks[PSIM_NR_MEMSTALL] > 0;
+		} else {
 			resched = changed & (1U << PSIM_NONIDLE);
+		}
 		if (resched)
 			changed_all |= PSIM_STATE_RESCHEDULE;
+		if (running > most && cpu_online(cpu)) {
+			most = running;
+			*busy = cpu;
+		}
+		if (snap.tasks[PSIM_NR_IOWAIT] || snap.tasks[PSIM_NR_MEMSTALL])
+			*sleepers = true;
 	}
 
 	psim_fold_totals(&psim_group, deltas, nonidle_total);
@@ -89,12 +128,13 @@ static u32 psim_collect(bool from_work)
 }
 
 /* Collect, and fold the averages if a period is due. */
-static u32 psim_aggregate(bool from_work, u64 *now)
+static u32 psim_aggregate(bool from_work, u64 *now, int *busy,
+			  bool *sleepers)
 {
 	u32 changed;
 
 	*now = sched_clock();
-	changed = psim_collect(from_work);
+	changed = psim_collect(from_work, busy, sleepers);
 	if (*now >= psim_group.avg_next_update)
 		psim_group.avg_next_update = psim_update_averages(&psim_group,
 								  *now);
@@ -103,22 +143,50 @@ static u32 psim_aggregate(bool from_work, u64 *now)
 
 static void psim_avgs_work_fn(struct work_struct *work)
 {
+	unsigned long delay;
+	bool sleepers;
+	u64 now, due;
 	u32 changed;
-	u64 now;
+	int busy;
 
 	mutex_lock(&psim_avgs_lock);
-	changed = psim_aggregate(true, &now);
+	due = psim_group.avg_next_update;
+	changed = psim_aggregate(true, &now, &busy, &sleepers);
+	if (psim_avgs_chained && now >= due) {
+		psim_avgs_lag_max = max(psim_avgs_lag_max, now - due);
+		psim_avgs_lags[psim_avgs_lag_folds % PSIM_NR_LAGS] =
+			min_t(u64, div_u64(now - due, NSEC_PER_USEC), U32_MAX);
+		psim_avgs_lag_folds++;
+	}
 	/*
 	 * With task activity, sample every period; when everything is idle
 	 * let the clock stop. The next task change restarts it and the
 	 * missed periods are caught up in one go.
 	 */
-	if (changed & PSIM_STATE_RESCHEDULE)
-		queue_delayed_work(system_wq, &psim_avgs_work,
-				   nsecs_to_jiffies(psim_group.avg_next_update -
-						    now) + 1);
+	psim_avgs_chained = changed & PSIM_STATE_RESCHEDULE;
+	if (psim_avgs_chained) {
+		delay = nsecs_to_jiffies(psim_group.avg_next_update - now) + 1;
+		/* a timer on a CPU that is gone would never fire */
+		cpus_read_lock();
+		if (busy >= 0 && cpu_online(busy)) {
+			cancel_delayed_work(&psim_avgs_work_wake);
+			mod_delayed_work_on(busy, system_unbound_wq,
+					    &psim_avgs_work, delay);
+		} else if (sleepers) {
+			cancel_delayed_work(&psim_avgs_work);
+			mod_delayed_work(system_unbound_wq,
+					 &psim_avgs_work_wake, delay);
+		} else {
+			cancel_delayed_work(&psim_avgs_work_wake);
+			mod_delayed_work(system_unbound_wq, &psim_avgs_work,
+					 delay);
+		}
+		cpus_read_unlock();
+	}
 	WRITE_ONCE(psim_avgs_worker, current);
 	psim_avgs_runs++;
+	if (work == &psim_avgs_work_wake.work)
+		psim_avgs_wake_runs++;
 	mutex_unlock(&psim_avgs_lock);
 }
 
@@ -129,11 +197,12 @@ static void psim_avgs_work_fn(struct work_struct *work)
 void psim_aggregate_read(enum psim_res res, unsigned long avg[2][3],
 			 u64 total[2])
 {
-	int full, i;
+	int full, i, busy;
+	bool sleepers;
 	u64 now;
 
 	mutex_lock(&psim_avgs_lock);
-	psim_aggregate(false, &now);
+	psim_aggregate(false, &now, &busy, &sleepers);
 	for (full = 0; full < 2; full++) {
 		for (i = 0; i < 3; i++)
 			avg[full][i] = psim_avg_shown(psim_group.avg[res * 2 + full][i],
@@ -148,9 +217,14 @@ void psim_aggregate_debug(struct psim_aggregate_debug *d)
 {
 	mutex_lock(&psim_avgs_lock);
 	d->runs = psim_avgs_runs;
+	d->wake_runs = psim_avgs_wake_runs;
+	d->lag_max = psim_avgs_lag_max;
+	d->lag_folds = psim_avgs_lag_folds;
+	memcpy(d->lags, psim_avgs_lags, sizeof(d->lags));
 	memcpy(d->seen, psim_group.seen, sizeof(d->seen));
 	mutex_unlock(&psim_avgs_lock);
-	d->pending = delayed_work_pending(&psim_avgs_work);
+	d->pending = delayed_work_pending(&psim_avgs_work) ||
+		     delayed_work_pending(&psim_avgs_work_wake);
 }
 
 /*
@@ -168,10 +242,19 @@ void psim_aggregate_start(bool warmup)
 			 jiffies_to_nsecs(PSIM_FREQ), warmup);
 	psim_avgs_worker = NULL;
 	psim_avgs_runs = 0;
+	psim_avgs_wake_runs = 0;
+	psim_avgs_lag_max = 0;
+	psim_avgs_lag_folds = 0;
+	memset(psim_avgs_lags, 0, sizeof(psim_avgs_lags));
+	psim_avgs_chained = false;
 }
 
 /* After the probes are gone: the last of them may have armed the work. */
 void psim_aggregate_stop(void)
 {
-	cancel_delayed_work_sync(&psim_avgs_work);
+	/* each may queue the other: until neither is pending or running */
+	do {
+		cancel_delayed_work_sync(&psim_avgs_work);
+		cancel_delayed_work_sync(&psim_avgs_work_wake);
+	} while (delayed_work_pending(&psim_avgs_work));
 }

@@ -124,7 +124,7 @@ PSIM_PROC_OPS(cpu);
 static int psim_debug_state_show(struct seq_file *m, void *v)
 {
 	struct psim_aggregate_debug ag;
-	int cpu;
+	int cpu, i;
 
 	for_each_possible_cpu(cpu) {
 		struct psim_cpu_debug d;
@@ -141,6 +141,20 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 	}
 	psim_aggregate_debug(&ag);
 	seq_printf(m, "avgs_work_runs %lu\n", ag.runs);
+	/* of those, on the timer that wakes an idle CPU */
+	seq_printf(m, "avgs_work_wake_runs %lu\n", ag.wake_runs);
+	/* the latest fold after its grid point, over lag_folds timed folds */
+	seq_printf(m, "avgs_lag_max_us %llu\n",
+		   div_u64(ag.lag_max, NSEC_PER_USEC));
+	seq_printf(m, "avgs_lag_folds %lu\n", ag.lag_folds);
+	/* the latest PSIM_NR_LAGS of them, oldest first */
+	seq_puts(m, "avgs_lags_us");
+	for (i = 0; i < PSIM_NR_LAGS && i < ag.lag_folds; i++)
+		seq_printf(m, " %u", ag.lags[(ag.lag_folds + i -
+					      min_t(unsigned long, ag.lag_folds,
+						    PSIM_NR_LAGS)) %
+					     PSIM_NR_LAGS]);
+	seq_putc(m, '\n');
 	/* warm-up weights (204800 = 100%: the kernel's arithmetic) */
 	seq_printf(m, "avg_seen %lu %lu %lu\n", ag.seen[0], ag.seen[1],
 		   ag.seen[2]);

@@ -58,10 +58,10 @@ NOT_ROOTS='_(get|set)(\.cold)?$'
 # kernel KASAN's checks and the irq-state tracking of lockdep).
 ALLOW='^(_raw_spin_(lock|unlock|trylock)(_irqsave|_irqrestore|_irq|_nested)?|sched_clock(_cpu)?|local_clock|queue_delayed_work_on|queue_work_on|_find_(first|next)_bit|__fentry__|__x86_return_thunk|__x86_indirect_thunk_[a-z0-9]+|__stack_chk_fail|__fortify_panic|BUG_func|__ubsan_handle_[a-z0-9_]+|__asan_[a-z0-9_]+|__kasan_check_(read|write)|trace_hardirqs_(on|off))$'
 # Not functions: data the probes read (sections, per-CPU bases, pv_ops
-# pointers, the workqueue pointer, before 6.2 current and the CPU
+# pointers, the workqueue pointers, before 6.2 current and the CPU
 # number, lockdep's state that lockdep_assert_irqs_disabled() reads, and
 # the compiler's local constants .LCn).
-DATA='^(\.[a-z.]+[0-9]*|\.LC[0-9]+|pcpu_hot|const_pcpu_hot|current_task|cpu_number|this_cpu_off|__per_cpu_offset|pv_ops|system_wq|nr_cpu_ids|__cpu_(possible|online)_mask|jiffies|debug_locks|lockdep_recursion|hardirqs_enabled|hardirq_context)$'
+DATA='^(\.[a-z.]+[0-9]*|\.LC[0-9]+|pcpu_hot|const_pcpu_hot|current_task|cpu_number|this_cpu_off|__per_cpu_offset|pv_ops|system_wq|system_unbound_wq|nr_cpu_ids|__cpu_(possible|online)_mask|jiffies|debug_locks|lockdep_recursion|hardirqs_enabled|hardirq_context)$'
 
 # The module's own data objects, which one of its files may share with
 # another (the averaging work item the probes queue).

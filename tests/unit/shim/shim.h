@@ -198,6 +198,7 @@ struct delayed_work {
 };
 struct workqueue_struct;
 #define system_wq		((struct workqueue_struct *)NULL)
+#define system_unbound_wq	((struct workqueue_struct *)NULL)
 
 static inline bool delayed_work_pending(struct delayed_work *dw)
 {

@@ -73,12 +73,21 @@ case_format() {
 # +114 ms in the 15 s; the 2.52 still carries the boot's share), psi_mod
 # 1.58, 2.48 and 0.43 on psi=0 boots; psi_mod on 6.1 reads about 0.05.
 # psi1's sbs-idle compares the two side by side instead.
+# psi_mod's timer that may wake an idle CPU (the averaging work where only
+# sleepers stall) must not have run at all meanwhile.
 case_idle() {
-	local f k v a b lim=1.00
+	local f k v a b lim=1.00 w0 w1 r0 r1
 	case "$(uname -v)" in *PREEMPT_RT*) lim=4.00 ;; esac
+	w0=$(debug_val avgs_work_wake_runs) r0=$(debug_val avgs_work_runs)
 	snap $C/a $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
 	sleep 15
 	snap $C/b $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
+	w1=$(debug_val avgs_work_wake_runs) r1=$(debug_val avgs_work_runs)
+	if [ -n "$w0" ]; then
+		expect "the averaging work ran $((w1 - w0)) times on its waking timer in 15 s idle, want 0" \
+			[ "$((w1 - w0))" = 0 ]
+		note "averaging work runs in 15 s idle: $((r1 - r0)) (deferrable), $((w1 - w0)) (waking)"
+	fi
 	for f in $RESFILES; do
 		for k in some full; do
 			v=$(snap_val $C/b $PSI_DIR/$f $k avg10)
@@ -244,6 +253,10 @@ expect_settled() {
 		{ for (i = 1; i <= NF; i++) if ($i ~ /^relocations=/) { split($i, a, "="); r += a[2] } }
 		END { print r + 0 }' /sys/kernel/debug/psi_mod/state 2>/dev/null)"
 }
+
+# debug_val KEY: a "KEY VALUE" line of psi_mod's debugfs state; empty if
+# the file is not there
+debug_val() { awk -v k="$1" '$1 == k { print $2 }' /sys/kernel/debug/psi_mod/state 2>/dev/null; }
 
 # total of the underflows= fields in psi_mod's debugfs state; empty if the
 # file is not there (it is a debugging aid of the module, not interface)

@@ -1,9 +1,38 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format poll idle spin io iowrite mem hackbench toggle churn thread-exec pidwrap badparams rmmod-readers loadunload dmesg"
+CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec pidwrap badparams rmmod-readers loadunload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
+
+# The averaging work keeps time with a stall on one CPU while the CPU it
+# last ran on idles: two spinners pinned to cpu1 for 20 s, nothing on cpu0
+# (where the test sleeps). Its deferrable timer must sit on the busy CPU,
+# or it fires only when cpu0 next wakes: periods folded late (then as if
+# they had been idle). On time means as the kernel's own work: queued for
+# the jiffy after the grid point, a timer 2 s out sits in the timer
+# wheel's second level or above and fires up to one bucket (8^level
+# jiffies) late; allowed: that bucket and 3 jiffies for the worker to run.
+case_worklag() {
+	local hz lag folds lim r d g n
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	# a restart zeroes the module's counters
+	r=$(kit write $ENABLE 0)$(kit write $ENABLE 1)
+	expect "enable 0 and 1: $r" [ "$r" = okok ]
+	bg taskset -c 1 spin 22; bg taskset -c 1 spin 22
+	taskset -c 0 sleep 20
+	lag=$(debug_val avgs_lag_max_us) folds=$(debug_val avgs_lag_folds)
+	bg_kill
+	hz=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.hz=//p')
+	hz=${hz:-250}
+	# the wheel's level for 2*HZ+1 jiffies: level n starts at 63 << 3(n-1)
+	d=$((2 * hz + 1)) g=1 n=63
+	while [ $d -ge $n ]; do g=$((g * 8)) n=$((n * 8)); done
+	lim=$(((g + 3) * 1000000 / hz))
+	expect "only ${folds:-no} folds timed in 20 s, want >= 8" ige "${folds:-0}" 8
+	expect "a fold came ${lag:-?} us after its grid point, want <= $lim" ile "${lag:-999999999}" $lim
+	note "$folds folds, the latest ${lag} us after its grid point (limit $lim): $(awk '$1 == "avgs_lags_us"' /sys/kernel/debug/psi_mod/state); runs $(debug_val avgs_work_runs), on the waking timer $(debug_val avgs_work_wake_runs)"
+}
 
 # Pid reuse: kernel.pid_max at its minimum (301: one pid, 300, once the
 # cursor has passed it) and 20 s of threads and self-reaping children
@@ -193,6 +222,7 @@ run_case load 20 case_load
 run_case format 10 case_format
 run_case poll 30 case_poll
 run_case idle 30 case_idle
+run_case worklag 40 case_worklag
 run_case spin 40 case_spin
 run_case io 30 case_io
 run_case iowrite 30 case_iowrite
