@@ -22,7 +22,7 @@ VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
 DKMS_SRC := /usr/src/psi-mod-$(VERSION)
 
 .PHONY: all module install dkms-install dkms-uninstall version clean deps \
-	unit lint vm check demo compare check-debug check-kernels check-all \
+	unit lint vm check demo compare oracle check-debug check-kernels check-all \
 	bench deb
 
 all: module
@@ -47,6 +47,11 @@ vm: deps
 # The lanes CI does not run in full (see README.md, "Tests").
 compare: deps
 	tests/vm/compare.sh
+
+# psi_mod against per-task delays (schedstat, taskstats) that need no
+# kernel PSI; wants an otherwise idle host (docs/accuracy.md, "Oracle")
+oracle: deps
+	tests/vm/oracle.sh
 
 check-debug: deps
 	tests/vm/reliability.sh --debug-vm
