@@ -678,6 +678,24 @@ static void expect_running(const char *when, const unsigned int *running)
 			 when, buf);
 }
 
+/*
+ * The start of a scenario: a freshly loaded module, and a shim failure
+ * (a lock misuse, an assertion) ends the scenario with what went wrong.
+ * A macro: setjmp() must be called in the scenario's own frame.
+ */
+#define SCENARIO_BEGIN() do {						\
+	bug_report[0] = '\0';						\
+	if (probes_start(false))					\
+		return;							\
+	if (setjmp(shim_jb)) {						\
+		TU_CHECK(0, "%s%s", bug_report, shim_msg);		\
+		probes_stop();						\
+		return;							\
+	}								\
+	shim_jb_armed = true;						\
+	shim_now = 1000;						\
+} while (0)
+
 static struct task_struct *new_task(struct task_struct *t, pid_t pid,
 				    int cpu)
 {
@@ -799,16 +817,7 @@ static void probes_relocate_stale_word(void)
 	static const unsigned int after4[NR_CPUS] = { 0, 0, 1, 0 };
 	static const unsigned int none[NR_CPUS];
 
-	bug_report[0] = '\0';
-	if (probes_start(false))
-		return;
-	if (setjmp(shim_jb)) {
-		TU_CHECK(0, "%s%s", bug_report, shim_msg);
-		probes_stop();
-		return;
-	}
-	shim_jb_armed = true;
-	shim_now = 1000;
+	SCENARIO_BEGIN();
 	/* 1 */
 	call_wakeup_new(0, new_task(&xa, 300, 0));
 	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &xa);
@@ -881,16 +890,7 @@ static void probes_pid_reuse_no_leak(void)
 	static const unsigned int after4[NR_CPUS] = { 0, 1, 0, 0 };
 	static const unsigned int none[NR_CPUS];
 
-	bug_report[0] = '\0';
-	if (probes_start(false))
-		return;
-	if (setjmp(shim_jb)) {
-		TU_CHECK(0, "%s%s", bug_report, shim_msg);
-		probes_stop();
-		return;
-	}
-	shim_jb_armed = true;
-	shim_now = 1000;
+	SCENARIO_BEGIN();
 	/* 1 */
 	call_wakeup_new(0, new_task(&td, 400, 0));
 	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &td);
@@ -942,16 +942,7 @@ static void probes_relocate_word_changed(void)
 {
 	static const unsigned int after[NR_CPUS] = { 1, 0, 0, 0 };
 
-	bug_report[0] = '\0';
-	if (probes_start(false))
-		return;
-	if (setjmp(shim_jb)) {
-		TU_CHECK(0, "%s%s", bug_report, shim_msg);
-		probes_stop();
-		return;
-	}
-	shim_jb_armed = true;
-	shim_now = 1000;
+	SCENARIO_BEGIN();
 	call_wakeup_new(1, new_task(&yd, 500, 1));
 	call_switch(1, false, &idle_ts[1], TASK_RUNNING, false, &yd);
 	hook_switch_state = 1;
