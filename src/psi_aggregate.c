@@ -6,10 +6,10 @@
  * update_averages() and psi_avgs_work() in kernel/sched/psi.c): each CPU's
  * state times since the last sample are weighed by that CPU's non-idle
  * time, summed into the totals, and every 2 s folded into the 10 s, 60 s
- * and 300 s averages (the arithmetic is in psi_mod_logic.h). The work is
- * deferrable, so it never wakes an idle CPU; it stops when nothing but
- * itself runs, and the next task change restarts it. A read folds in what
- * is pending first, so no reader sees stale numbers.
+ * and 300 s averages (the arithmetic is in psi_mod_logic.h). The work
+ * stops when nothing but itself ran, and the next task change restarts
+ * it; where its timer sits is below. A read folds in what is pending
+ * first, so no reader sees stale numbers.
  */
 #include <linux/cpu.h>
 #include <linux/jiffies.h>
