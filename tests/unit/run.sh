@@ -44,7 +44,10 @@ run() {	# name exe args...
 for t in "$@"; do
 	run "$t" "$bin/$t"
 done
+# Built plain only: the same source as a test that has a sanitized build.
+PLAIN_ONLY=" test_probes_612 "
 for t in "$@"; do
+	case $PLAIN_ONLY in *" $t "*) continue ;; esac
 	# shellcheck disable=SC2046 # word splitting of the arguments is wanted
 	run "$t@san" "$bin/san/$t" $(san_args "$t")
 done

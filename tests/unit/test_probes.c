@@ -1133,6 +1133,56 @@ static void probes_pid_reuse_random(void)
 	}
 }
 
+#if SHIM_LINUX_VERSION >= KERNEL_VERSION(6, 12, 0)
+/* @cpu's iowait and running counts against the expected ones */
+static void expect_counts(const char *when, int cpu, unsigned int iowait,
+			  unsigned int running)
+{
+	struct psim_cpu_debug d;
+
+	psim_cpu_debug(cpu, &d);
+	TU_CHECK(d.st.tasks[PSIM_NR_IOWAIT] == iowait &&
+		 d.st.tasks[PSIM_NR_RUNNING] == running && !d.st.underflows,
+		 "%s: cpu%d iowait=%u (want %u) running=%u (want %u) underflows=%u",
+		 when, cpu, d.st.tasks[PSIM_NR_IOWAIT], iowait,
+		 d.st.tasks[PSIM_NR_RUNNING], running, d.st.underflows);
+}
+
+/*
+ * 6.12's delayed dequeue: a fair task that blocks while not eligible stays
+ * on its runqueue (se.sched_delayed) though asleep. The kernel's PSI counts
+ * it asleep at the switch and, if load balancing migrates it, moves its
+ * iowait along (psi_enqueue()/psi_dequeue() in 6.12's stats.h). T sleeps
+ * in iowait on cpu0, delayed; cpu1 pulls it; it is woken there.
+ */
+static void probes_delayed_dequeue_moves_sleep_state(void)
+{
+	static struct task_struct t;
+
+	SCENARIO_BEGIN();
+	call_wakeup_new(0, new_task(&t, 600, 0));
+	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &t);
+	t.se.sched_delayed = 1;
+	shim_now += 1000;
+	call_switch(0, false, &t, TASK_UNINTERRUPTIBLE, true, &idle_ts[0]);
+	expect_counts("asleep in iowait, delayed, on cpu0", 0, 1, 0);
+	shim_now += 1000;
+	call_migrate(1, &t, 1);
+	expect_counts("migrated while delayed: off cpu0", 0, 0, 0);
+	expect_counts("migrated while delayed: onto cpu1", 1, 1, 0);
+	t.se.sched_delayed = 0;
+	shim_now += 1000;
+	call_wakeup(1, &t, true);
+	expect_counts("woken on cpu1", 1, 0, 1);
+	call_switch(1, false, &idle_ts[1], TASK_RUNNING, false, &t);
+	shim_now += 1000;
+	call_switch(1, false, &t, TASK_DEAD, false, &idle_ts[1]);
+	shim_jb_armed = false;
+	check_all_zero("exited, every CPU idle");
+	probes_stop();
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -1143,5 +1193,8 @@ int main(int argc, char **argv)
 	TU_RUN(probes_pid_reuse_no_leak);
 	TU_RUN(probes_relocate_word_changed);
 	TU_RUN(probes_pid_reuse_random);
+#if SHIM_LINUX_VERSION >= KERNEL_VERSION(6, 12, 0)
+	TU_RUN(probes_delayed_dequeue_moves_sleep_state);
+#endif
 	return tu_exit();
 }
