@@ -124,6 +124,7 @@ case_spin() {
 	expect_monotonic $C/a $C/b $PSI_DIR/cpu
 	expect_format $PSI_DIR/cpu cpu
 	note "avg10=$v total+${d}us wall ${wall}us ($(awk -v d="$d" -v w="$wall" 'BEGIN { printf "%.1f", 100 * d / w }')%)"
+	after_load
 }
 
 # synchronous O_DIRECT reads for 10 s: io some and io full totals grow.
@@ -140,6 +141,7 @@ case_io() {
 	expect "io full total delta ${df}us, want > 0" igt "$df" 0
 	expect_monotonic $C/a $C/b $PSI_DIR/io
 	note "$out; io some+${ds}us full+${df}us wall ${wall}us; avg10 some=$(snap_val $C/b $PSI_DIR/io some avg10) full=$(snap_val $C/b $PSI_DIR/io full avg10)"
+	after_load
 }
 
 # O_DIRECT writes + fsync for 5 s: io some grows (the flush path sleeps too).
@@ -153,6 +155,7 @@ case_iowrite() {
 	expect "dio failed: $out" [ "${out#dio write: }" != "$out" ]
 	expect "io some total delta ${ds}us, want > 0" igt "$ds" 0
 	note "$out; io some+${ds}us full+${df}us in $(($(snap_t $C/b) - $(snap_t $C/a)))us"
+	after_load
 }
 
 # 137 = SIGKILL (the OOM killer); anything else but 0 means the hog broke
@@ -178,6 +181,7 @@ case_mem() {
 	expect "memhog 1 exit status $r1, want 0 or 137: $(cat $C/h1)" hog_ok "$r1"
 	expect "memhog 2 exit status $r2, want 0 or 137: $(cat $C/h2)" hog_ok "$r2"
 	note "memory some+${ds}us full+${df}us in $(($(snap_t $C/b) - $(snap_t $C/a)))us; avg10 some=$(snap_val $C/b $PSI_DIR/memory some avg10); hog exits $r1/$r2; $kills OOM kills"
+	after_load
 }
 
 # hackbench (fork/exit/pipe wakeup storm) with the module attached: it
@@ -193,6 +197,7 @@ case_hackbench() {
 	expect_format $PSI_DIR/memory
 	expect_monotonic $C/a $C/b $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
 	note "$(echo "$out" | grep -i time | tail -1); cpu some+$(snap_delta $C/a $C/b $PSI_DIR/cpu some)us in $(($(snap_t $C/b) - $(snap_t $C/a)))us"
+	after_load
 }
 
 # debug_state: psi_mod's raw per-CPU counts (debugfs), into the log and,
@@ -257,6 +262,10 @@ expect_settled() {
 # debug_val KEY: a "KEY VALUE" line of psi_mod's debugfs state; empty if
 # the file is not there
 debug_val() { awk -v k="$1" '$1 == k { print $2 }' /sys/kernel/debug/psi_mod/state 2>/dev/null; }
+
+# after_load: stop the case's background load, then a quiet window: a
+# count the load left behind shows there first (expect_quiet)
+after_load() { bg_kill; expect_quiet 3 || debug_state; }
 
 # total of the underflows= fields in psi_mod's debugfs state; empty if the
 # file is not there (it is a debugging aid of the module, not interface)

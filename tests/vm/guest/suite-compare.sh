@@ -247,6 +247,8 @@ workload() {
 	case " $WAKER_CASES " in *" $CASE "*) wk=$(( (cb - ca) / 2 )) ;; esac
 	compare_rows "$CASE" $C/a $C/b 1.0 $wk
 	[ -s $C/wl.out ] && note "$(tail -3 $C/wl.out | tr '\n' ' ')"
+	# then nothing may be left counting
+	expect_quiet 3 || debug_state
 }
 # kill the whole workload: its subshell and everything it started
 wl_stop() {
@@ -438,6 +440,7 @@ midload_run() {	# WARMUP
 	LITERAL=0
 	note "warmup=$warm; insmod returned $(( (t0 - g) / 1000 )) ms after the grid point it started at; A $(( ($(snap_t $C/a) - g) / 1000 )) ms and B $(( ($(snap_t $C/b) - g) / 1000 )) ms after it; warm-up weight at B $(snap_seen $C/b)/204800"
 	wl_stop
+	expect_quiet 3 || debug_state
 	# later cases need the module on the grid again
 	off=$(aligned_load)
 	note "realigned: ${off}us"
@@ -497,6 +500,7 @@ case_hotplug() {
 		[ $(($1 + $2)) = 20 ]
 	note "20 cycles in $(( ($(kit now) - t) / 1000000 )) s; underflows $u; offline switches to idle: $1 by kprobe, $2 by callback; offline: $(cat $C/offstate)"
 	wl_stop
+	expect_quiet 3 || debug_state
 }
 
 suite_begin

@@ -106,6 +106,7 @@ case_sbs_cpu() {
 	expect "kernel cpu some grew only ${dk}us in ${wall}us: workload did not load the cpus" pct_ge "$dk" "$wall" 50
 	sbs_compare cpu some 10
 	note "wall ${wall}us; avg10 kernel=$(snap_val $C/b $K/cpu some avg10) psi_mod=$(snap_val $C/b $M/cpu some avg10)"
+	after_load
 }
 
 # O_DIRECT reads for 10 s, the reader pinned to CPU 1.
@@ -130,6 +131,7 @@ case_sbs_io() {
 	# recorded: wakeup latency from idle counts as cpu some
 	sbs_compare cpu some ""
 	note "$out (pinned to cpu1); avg10 kernel=$(snap_val $C/b $K/io some avg10) psi_mod=$(snap_val $C/b $M/io some avg10)"
+	after_load
 }
 
 # The same reader, free to migrate (see above): no tolerance applies, so
@@ -149,6 +151,7 @@ case_sbs_io_free() {
 	expect "psi_mod io some grew ${dm}us in ${wall}us wall: more than 100%" ile "$dm" "$wall"
 	sbs_compare io some ""
 	note "$out (unpinned), wall ${wall}us"
+	after_load
 }
 
 # The same 10% tolerance for cpu some and io some under
@@ -166,6 +169,7 @@ case_sbs_mixed() {
 	sbs_compare io some 10
 	sbs_compare io full ""
 	note "$out"
+	after_load
 }
 
 # Hackbench (fork, exit, pipe wakeups, migrations between
@@ -179,6 +183,7 @@ case_sbs_hackbench() {
 	expect "hackbench exit $rc" [ $rc = 0 ]
 	sbs_compare cpu some 10
 	note "$(echo "$out" | grep -i time | tail -1)"
+	after_load
 }
 
 # memory: reclaim stalls are bursty and depend on who the OOM killer hits;
@@ -199,6 +204,7 @@ case_sbs_memory() {
 	expect "psi_mod memory some grew ${dm}us, want > 0" igt "$dm" 0
 	sbs_compare memory some ""
 	sbs_compare memory full ""
+	after_load
 }
 
 case_sbs_unload() {
