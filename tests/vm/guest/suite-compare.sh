@@ -206,7 +206,7 @@ compare_rows() {
 				[ "${11}" = ok -o "${11}" = hist ]
 			[ "${11}" = hist ] && note "$res $st avg10 psi_mod $7 vs kernel $6: within $atol but for the kernel's memory of before the load ($9; the kernel's own avg10 moved since the load); psi_mod is $8 off the warm-up of the kernel's own periods"
 		else
-			expect "$res $st avg10: psi_mod $7 vs kernel $6 (new diff $8, inherited $9) > $atol" \
+			expect "$res $st avg10: psi_mod $7 vs kernel $6 (new diff $8, inherited $9) > $atol; psi_mod's folds came $(awk -v f=$STATE '$1 == f && $2 == "avgs_lags_us" { $1 = $2 = ""; print }' "$b") us after their grid points, A $(( ($(snap_t "$a") - kp) % PER / 1000 )) ms and B $(( ($(snap_t "$b") - kp) % PER / 1000 )) ms after the kernel's" \
 				[ "${11}" = ok -o "${11}" = clk ]
 		fi
 	done
