@@ -8,6 +8,12 @@
 
 #include <linux/version.h>
 #include <linux/sched.h>
+/*
+ * 6.12's trace/events/sched.h pulls in linux/sched/numa_balancing.h, whose
+ * prototypes name struct folio without declaring it: declared here, the
+ * header builds warning-free whatever a file included before it.
+ */
+struct folio;
 #include <trace/events/sched.h>
 
 /* The one place that compares kernel versions. */
