@@ -10,6 +10,8 @@
 #   RESULT_PREFIX            put before every name (e.g. "kernels/")
 #   pass NAME [DETAIL]       print and count a PASS
 #   fail NAME WHY            print and count a FAIL
+#   step NAME [DETAIL]       print "step NAME -- DETAIL": done, nothing
+#                            asserted, not counted
 #   finish                   print the count line and exit, 0 only if
 #                            nothing failed
 #   results_guard NAME WHY   from here on a script that stops before
@@ -41,6 +43,9 @@ log() { printf '== %s\n' "$*" >&2; }
 die() { RESULTS_WHY=$*; printf 'ERROR: %s\n' "$*" >&2; exit 2; }
 
 pass() { echo "PASS $RESULT_PREFIX$1${2:+ -- $2}"; passed=$((passed + 1)); }
+# a step that checked nothing (e.g. a download an earlier run made): logged
+# on stdout, never counted
+step() { echo "step $RESULT_PREFIX$1${2:+ -- $2}"; }
 fail() { echo "FAIL $RESULT_PREFIX$1: $2"; failed=$((failed + 1)); }
 
 finish() {
