@@ -30,8 +30,10 @@
 #      (default /work/shared/kernels, also ../shared/kernels from the repo),
 #      RELI_DEBUG_KVER (default: the newest *-psimod-debug image there),
 #      KVER (stock kernel for --short/--full)
-# Output: run.sh's: "PASS reliability*/<case> -- <detail>" or "FAIL ...",
-# last line "N passed, N failed"; exit 0 only if all passed.
+# Output: "PASS reliability/int3watch-selftest" (the hang detector,
+# tests/lib/int3watch.py, on recorded transcripts), then run.sh's
+# "PASS reliability*/<case> -- <detail>" or "FAIL ...", last line
+# "N passed, N failed"; exit 0 only if all passed.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -106,4 +108,12 @@ fi
 # execution (multi-threaded TCG hung here: docs/reliability.md)
 [ $vm = 1 ] || export PSI_MOD_ACCEL=${PSI_MOD_ACCEL:-tcg,thread=single}
 echo "== reliability --$mode: kernel $KVER, module $(cd "$repo" && git describe --always --dirty 2>/dev/null) built in $(dirname "$ko")" >&2
-exec "$here/run.sh" --suite $suite "$@"
+# the hang detector every guest runs under (tests/lib/host.sh run_qemu), on
+# recorded hangs and a recorded healthy storm
+line=$(python3 "$repo/tests/lib/int3watch.py" selftest 2>&1) || true
+case "$line" in
+ok:*) pass reliability/int3watch-selftest "${line#ok: }" ;;
+*) fail reliability/int3watch-selftest "${line#FAIL: }" ;;
+esac
+relay < <("$here/run.sh" --suite $suite "$@")
+finish
