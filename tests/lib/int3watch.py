@@ -314,6 +314,77 @@ def watch(args):
 
 # --- self-test -----------------------------------------------------------
 
+def fake_monitor(path, samples, site_bytes):
+    """A monitor socket that answers like QEMU's HMP from recorded samples
+    (cycled; the IDT at fffffe0000000000 points vector 3 at
+    0xffffffff81c00ba0, every stack word reads site + 1 of the site
+    0xffffffff810dfd58), for the watchdog's live path. -> the thread; it
+    ends at `quit`, as QEMU does."""
+    import threading
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(1)
+
+    def regs(s):
+        out = []
+        for c in sorted(s):
+            rip, rfl, rsp = s[c][:3]
+            out += ["CPU#%d" % c, "RSP=%016x" % rsp,
+                    "RIP=%016x RFL=%08x [-------] CPL=0 II=0 A20=1 SMM=0 HLT=0" % (rip, rfl),
+                    "IDT=     fffffe0000000000 00000fff"]
+        return "\r\n".join(out) + "\r\n"
+
+    def serve():
+        conn, _ = srv.accept()
+        conn.sendall(b"QEMU 7.2.22 monitor - type 'help' for more information\r\n(qemu) ")
+        n, buf = 0, b""
+        while True:
+            d = conn.recv(4096)
+            if not d:
+                break
+            buf += d
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                c = line.decode().strip()
+                if c == "quit":
+                    conn.close()
+                    srv.close()
+                    return
+                if c == "info registers -a":
+                    out = regs(samples[n % len(samples)])
+                    n += 1
+                elif c == "x/2gx 0xfffffe0000000030":
+                    out = "fffffe0000000030: 0x81c08e0000100ba0 0x00000000ffffffff\r\n"
+                elif re.match(r"x/1gx 0x", c):
+                    out = "%s: 0x%016x\r\n" % (c[8:], 0xffffffff810dfd58 + 1)
+                elif re.match(r"x/5xb 0x", c):
+                    out = "%s: %s\r\n" % (c[8:], " ".join("0x%02x" % b for b in site_bytes))
+                else:
+                    out = ""
+                # the echo as QEMU's readline redraws it, then the answer
+                conn.sendall(("\x1b[K\x1b[D%s\r\n%s(qemu) " % (c, out)).encode())
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return t
+
+
+def replay(samples, site_bytes):
+    """the watchdog's round and its quit against fake_monitor"""
+    import tempfile
+    d = tempfile.mkdtemp()
+    path = os.path.join(d, "x.monitor")
+    t = fake_monitor(path, samples, site_bytes)
+    args = argparse.Namespace(samples=12, interval=0, sysmap=None, quiet=20,
+                              console=os.path.join(d, "none.log"))
+    mon = Monitor(path)
+    res = round_of(mon, args)
+    end_guest(mon, None)
+    t.join(5)
+    os.unlink(path)
+    os.rmdir(d)
+    return res, not t.is_alive()
+
+
 def selftest(_args):
     ev = os.path.join(REPO, "docs/evidence/tcg-int3-hang-20261130.txt")
     healthy = os.path.join(HERE, "int3watch-healthy.txt")
@@ -352,6 +423,18 @@ def selftest(_args):
     got = analyse(parse_sample_lines(open(short).read()), asm_exc_int3)
     if not got or got[0] != 0:
         errs.append("hang of %s not found: %s" % (short, got))
+    # the live path, through a monitor socket that replays the recordings
+    hang2 = parse_sample_lines(open(short).read())
+    res, quit_ok = replay(hang2, [0x0f, 0x1f, 0x44, 0x00, 0x00])
+    if not res or not res[0].startswith("QEMU TCG stale-translation hang (int3 at 0xffffffff810dfd58, vCPU 0") \
+            or "0f 1f 44 00 00" not in res[1] or not quit_ok:
+        errs.append("replayed hang: %s, quit %s" % (res and res[0], quit_ok))
+    res, _ = replay(hang2, [0xcc, 0x1f, 0x44, 0x00, 0x00])
+    if res:
+        errs.append("replayed loop on an int3 that memory holds taken for the stale translation")
+    res, _ = replay(ok, [0x0f, 0x1f, 0x44, 0x00, 0x00])
+    if res:
+        errs.append("replayed healthy storm taken for a hang: %s" % res[0])
     cs = console_site(open(nopsi).read())
     if cs != "__schedule+0x155":
         errs.append("console fallback of %s: %s" % (nopsi, cs))
@@ -360,7 +443,7 @@ def selftest(_args):
     if errs:
         print("FAIL: " + "; ".join(errs))
         return 1
-    print("ok: the two recorded hangs found, "
+    print("ok: the two recorded hangs found, also through a replaying monitor socket, "
           "%d healthy samples of a load/unload storm not taken for one, "
           "the console fallback names __schedule+0x155" % len(ok))
     return 0
