@@ -16,8 +16,11 @@
 #              plots under bench/results/.
 #   --smoke    what `make check` runs: stock Debian 6.1 only, psi=0 boot
 #              (psi=0 / mod-off / mod-on) and psi=1 boot, group count 1,
-#              2 runs per column, root cgroup; PASS/FAIL per column and the
-#              summary line "N passed, N failed". No significance claims.
+#              2 runs per column, root cgroup; PASS/FAIL per column: its
+#              runs counted a plausible number of instructions (> 0, 1e6 to
+#              1e10 per second of wall time) and, but for psi=0, a mean
+#              within 1/3 to 3 x psi=0's; the summary line "N passed, N
+#              failed". No significance claims.
 #   --profile  where the instructions go: one round, group count 2, root and
 #              /a/b/c/d, 3 runs per cell, boots psi=0 (none, on) and psi=1 of
 #              the -psimod-psi kernel and of stock 6.1; the plugin counts every
@@ -315,15 +318,54 @@ if [ "$idle" -gt 0 ]; then
 	tr -d '\r' < "$idlef" > "$idlef.tmp" && mv "$idlef.tmp" "$idlef"
 fi
 
-# --- per column: did it run and give numbers
-while IFS=$'\t' read -r set col n wmean imean; do
-	if [ "$n" -ge "$reps" ] && [ "$imean" != NA ]; then
-		pass "bench/$set/$col" "$n runs, wall mean ${wmean} s, insns mean ${imean}"
-	else
+# --- per column: did it run and give numbers; under --smoke also, per run,
+# a positive instruction count at a rate TCG can emulate (1e6 to 1e10
+# guest instructions per second of wall time: a count of nothing, of the
+# whole boot, or a clock in the wrong unit falls outside), and per column a
+# mean within a factor 3 of the same kernel's psi=0 mean: every column runs
+# the same hackbench, and what psi_mod or the kernel's PSI add is a few
+# percent (bench/results/overhead.txt), but single smoke runs spread
+# from 98M to 214M instructions on 2026-12-01 (column means 0.76 to 1.61 x
+# psi=0's). A factor 3 leaves room for that spread and still catches a
+# count of something else (the boot: ~100x; nothing or one block: ~0).
+declare -A IMEAN=()
+awk -F'\t' 'NR > 1 && $13 == 0 && $10 > 0 { k = $1 "\t" $5; n[k]++; w[k] += $10 / 1e9
+		if ($11 == "NA") na[k] = 1; else { ins[k] += $11; r = $11 / ($10 / 1e9)
+			if (!(k in mi) || $11 < mi[k]) mi[k] = $11
+			if (!(k in rl) || r < rl[k]) rl[k] = r; if (r > rh[k]) rh[k] = r } }
+	END { for (k in n) printf "%s\t%d\t%.3f\t%s\t%s\t%.3g\t%.3g\n", k, n[k], w[k] / n[k], (k in na) ? "NA" : sprintf("%.4g", ins[k] / n[k]), mi[k], rl[k], rh[k] }' "$raw" | sort > "$B/columns-$ts.tsv"
+while IFS=$'\t' read -r set col n wmean imean imin rmin rmax; do
+	IMEAN[$set/$col]=$imean
+done < "$B/columns-$ts.tsv"
+while IFS=$'\t' read -r set col n wmean imean imin rmin rmax; do
+	if [ "$n" -lt "$reps" ] || [ "$imean" = NA ]; then
 		fail "bench/$set/$col" "$n runs (wanted >= $reps), insns $imean"
+		continue
 	fi
-done < <(awk -F'\t' 'NR > 1 && $13 == 0 && $10 > 0 { k = $1 "\t" $5; n[k]++; w[k] += $10 / 1e9; if ($11 == "NA") na[k] = 1; else ins[k] += $11 }
-	END { for (k in n) printf "%s\t%d\t%.3f\t%s\n", k, n[k], w[k] / n[k], (k in na) ? "NA" : sprintf("%.4g", ins[k] / n[k]) }' "$raw" | sort)
+	why=
+	if [ $smoke = 1 ]; then
+		ref=${IMEAN[$set/psi=0]:-}
+		ratio=$(awk -v a="$imean" -v b="${ref:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b }')
+		awk -v m="$imin" -v l="$rmin" -v h="$rmax" 'BEGIN { exit !(m > 0 && l >= 1e6 && h <= 1e10) }' ||
+			why="a run outside the plausible: fewest insns $imin, rate $rmin to $rmax insns/s (want > 0, 1e6 to 1e10)"
+		if [ -z "$why" ] && [ "$col" != psi=0 ]; then
+			if [ -z "$ratio" ]; then
+				why="no psi=0 column of $set to compare with"
+			elif ! awk -v r="$ratio" 'BEGIN { exit !(r >= 1 / 3 && r <= 3) }'; then
+				why="insns mean $imean is $ratio x psi=0's $ref (want 1/3 to 3)"
+			fi
+		fi
+		detail=", $ratio x psi=0"
+		[ "$col" != psi=0 ] || detail=", rate $rmin to $rmax insns/s"
+	else
+		detail=
+	fi
+	if [ -n "$why" ]; then
+		fail "bench/$set/$col" "$why"
+	else
+		pass "bench/$set/$col" "$n runs, wall mean ${wmean} s, insns mean ${imean}${detail}"
+	fi
+done < "$B/columns-$ts.tsv"
 for b in "${boots[@]}"; do
 	set -- $b
 	for m in $(echo "$3" | tr , ' '); do

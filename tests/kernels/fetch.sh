@@ -14,8 +14,10 @@
 # Layout: build/kernels/<name>/root is the unpacked tree;
 # build/kernels/<name>/env has KVER=, KDIR=, IMAGE=, MODDIR=, CC= for run.sh.
 # Output: "PASS fetch/<name> -- <kver>" or "FAIL fetch/<name>: <why>" per
-# kernel: a suite or package that cannot be had is a FAIL with the reason,
-# never a crash, so that run.sh can go on with the kernels that were fetched.
+# kernel fetched and unpacked: a suite or package that cannot be had is a
+# FAIL with the reason, never a crash, so that run.sh can go on with the
+# kernels that were fetched. A kernel unpacked by an earlier run is no
+# check, only the step "step fetch/<name> -- <kver> already unpacked".
 #
 # The Debian archive: the URIs of the machine's own apt configuration
 # (/etc/apt/sources.list.d/debian.sources) with other suites, in a private
@@ -114,7 +116,7 @@ fetch_debian() {	# name kver-regex flavour kbuild-regex
 	local name=$1 vre=$2 flav=$3 kbre=$4 d=$out/$1 img kver base pkgs p
 	if [ -f "$d/env" ] && [ -f "$d/.done" ]; then
 		. "$d/env"
-		pass "$name" "$KVER (already unpacked)"
+		step "$name" "$KVER already unpacked"
 		return 0
 	fi
 	if ! apt_state 2>"$out/apt.err"; then
@@ -158,7 +160,7 @@ fetch_shared() {	# name flavour
 	local name=$1 flav=$2 d=$out/$1 img hdr kver
 	if [ -f "$d/env" ] && [ -f "$d/.done" ]; then
 		. "$d/env"
-		pass "$name" "$KVER (already unpacked)"
+		step "$name" "$KVER already unpacked"
 		return 0
 	fi
 	img=$(ls "$shared"/linux-image-*-psimod-"$flav"_*.deb 2>/dev/null | sort -V | tail -1)

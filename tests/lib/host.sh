@@ -10,6 +10,8 @@
 #   RESULT_PREFIX            put before every name (e.g. "kernels/")
 #   pass NAME [DETAIL]       print and count a PASS
 #   fail NAME WHY            print and count a FAIL
+#   step NAME [DETAIL]       print "step NAME -- DETAIL": done, nothing
+#                            asserted, not counted
 #   finish                   print the count line and exit, 0 only if
 #                            nothing failed
 #   results_guard NAME WHY   from here on a script that stops before
@@ -21,7 +23,8 @@
 #                            and count them (its own count line is dropped)
 #   log MSG / die MSG        progress on stderr; die: setup error, exit 2
 #   run_qemu TAG LIMIT LOG   run QEMU_ARGV under a timeout, console to LOG;
-#                            sets QEMU_RC (124/137: timed out)
+#                            sets QEMU_RC (124/137: timed out), and
+#                            QEMU_HANG if int3watch.py ended the guest
 #   suite_cases FILE [ONLY]  the case names of a guest suite file
 #   case_lines RES LOG OUT   the guest's @@ lines, from RES or else LOG
 #   collect PREFIX LINES LOG LIMIT [-x] CASE...
@@ -30,6 +33,7 @@
 # sourced once per shell: a second time would reset the counts
 [ -z "${PSI_HOST_SH:-}" ] || return 0
 PSI_HOST_SH=1
+PSI_HOST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 passed=0 failed=0
 RESULT_PREFIX=${RESULT_PREFIX:-}
 RESULTS_DONE=0
@@ -39,6 +43,9 @@ log() { printf '== %s\n' "$*" >&2; }
 die() { RESULTS_WHY=$*; printf 'ERROR: %s\n' "$*" >&2; exit 2; }
 
 pass() { echo "PASS $RESULT_PREFIX$1${2:+ -- $2}"; passed=$((passed + 1)); }
+# a step that checked nothing (e.g. a download an earlier run made): logged
+# on stdout, never counted
+step() { echo "step $RESULT_PREFIX$1${2:+ -- $2}"; }
 fail() { echo "FAIL $RESULT_PREFIX$1: $2"; failed=$((failed + 1)); }
 
 finish() {
@@ -77,10 +84,35 @@ relay() {
 	done
 }
 
+# A guest with a monitor socket in QEMU_ARGV (tests/vm/lib.sh qemu_cmd)
+# runs under tests/lib/int3watch.py: when the console has been silent for a
+# while and a vCPU keeps trapping on an int3 that memory no longer holds
+# (QEMU's stale-translation hang, docs/reliability.md), it saves the
+# evidence in LOG's .int3.txt and ends the guest; QEMU_HANG is then its
+# verdict and collect() names it. PSI_VM_INT3WATCH=0: no watchdog.
 run_qemu() {	# TAG LIMIT LOG
-	local t0=$SECONDS
-	QEMU_RC=0
-	timeout --kill-after=10 "$2" "${QEMU_ARGV[@]}" </dev/null >"$3" 2>&1 || QEMU_RC=$?
+	local t0=$SECONDS a mon= qpid wpid= ev=${3%.log}.int3.txt
+	QEMU_RC=0 QEMU_HANG= QEMU_HANG_FILE=
+	for a in "${QEMU_ARGV[@]}"; do
+		case $a in unix:*.monitor,*) mon=${a#unix:} mon=${mon%%,*} ;; esac
+	done
+	rm -f "$ev"
+	timeout --kill-after=10 "$2" "${QEMU_ARGV[@]}" </dev/null >"$3" 2>&1 &
+	qpid=$!
+	if [ -n "$mon" ] && [ "${PSI_VM_INT3WATCH:-1}" = 1 ]; then
+		python3 "$PSI_HOST_DIR/int3watch.py" watch --monitor "$mon" --console "$3" \
+			--out "$ev" --pid "$qpid" ${QEMU_SYSMAP:+--sysmap "$QEMU_SYSMAP"} 2>>"${3%.log}.int3watch.log" &
+		wpid=$!
+	fi
+	wait "$qpid" || QEMU_RC=$?
+	if [ -n "$wpid" ]; then
+		kill "$wpid" 2>/dev/null || true
+		wait "$wpid" 2>/dev/null || true
+	fi
+	if [ -s "$ev" ]; then
+		QEMU_HANG=$(head -1 "$ev") QEMU_HANG_FILE=$ev
+		log "${1:+$1: }$QEMU_HANG"
+	fi
 	log "${1:+$1: }qemu exit $QEMU_RC after $((SECONDS - t0))s"
 }
 
@@ -124,7 +156,12 @@ collect() {	# PREFIX LINES LOG LIMIT [-x] CASE...
 		line=$(awk -v c="$c" '$1 == "@@CASE" && $2 == c' "$lines" | tail -1)
 		if [ -z "$line" ]; then
 			why="no result: the boot ended before this case (qemu exit $QEMU_RC)"
-			if [ "$QEMU_RC" = 124 ] || [ "$QEMU_RC" = 137 ]; then
+			if [ -n "${QEMU_HANG:-}" ] && [ $missing = 0 ]; then
+				# the first case without a result is the one that hung
+				why="$QEMU_HANG (evidence: $QEMU_HANG_FILE)"
+			elif [ -n "${QEMU_HANG:-}" ]; then
+				why="not run: the boot was ended at the hang above"
+			elif [ "$QEMU_RC" = 124 ] || [ "$QEMU_RC" = 137 ]; then
 				why="no result: boot timed out after ${limit}s"
 			fi
 			fail "$pre$c" "$why (log: $logf)"

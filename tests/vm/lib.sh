@@ -116,6 +116,9 @@ make_disk() {
 #     s.send(b"info registers -a\n");time.sleep(1);print(s.recv(65536).decode())' F)
 #   - loglevel=5 (not `quiet`): WARNING splats are KERN_WARNING (4) and must
 #     reach the serial log; `quiet` would hide them.
+#   - run_qemu (tests/lib/host.sh) watches every guest with a monitor
+#     socket for the stale-translation hang below (tests/lib/int3watch.py)
+#     and ends it early, naming it.
 #   - PREEMPT_RT kernels (-rt- in the release) get one host thread for both
 #     vCPUs (tcg,thread=single) unless PSI_MOD_ACCEL is set: under QEMU's
 #     multi-threaded TCG they twice trapped on an int3 that text_poke_bp()
@@ -125,6 +128,9 @@ make_disk() {
 qemu_cmd() {
 	local kver=$1 initrd=$2 disk=$3 psi=$4 extra=$5 res=$6 accel=${PSI_MOD_ACCEL:-tcg}
 	case "$kver" in *-rt-*) accel=${PSI_MOD_ACCEL:-tcg,thread=single} ;; esac
+	# for tests/lib/int3watch.py to name a hung vCPU's site (Debian's stock
+	# image ships a placeholder map: then the address)
+	QEMU_SYSMAP=$(dirname "$(kernel_image "$kver")")/System.map-$kver
 	QEMU_ARGV=(qemu-system-x86_64 -accel "$accel" -smp 2 -m "${PSI_VM_MEM:-512M}"
 		-nographic -no-reboot
 		-kernel "$(kernel_image "$kver")" -initrd "$initrd"
