@@ -75,6 +75,24 @@ build_module() {
 	echo "$PSI_REPO/psi_mod.ko"
 }
 
+# prepare_guest KVER: what a lane's guest boots with, in globals: ko (the
+# module: $PSI_MOD_KO as it is, or a private copy of a fresh build, since
+# other builds in the tree replace psi_mod.ko), initrd, disk; and
+# $PSI_VM_BUILD/logs.
+prepare_guest() {
+	local kver=$1
+	ko=${PSI_MOD_KO:-}
+	if [ -z "$ko" ]; then
+		ko=$(build_module "$kver") || die "module build failed"
+		cp "$ko" "$PSI_VM_BUILD/psi_mod.ko"
+		ko=$PSI_VM_BUILD/psi_mod.ko
+	fi
+	mkdir -p "$PSI_VM_BUILD/logs"
+	initrd=$PSI_VM_BUILD/initramfs-$kver.cpio
+	"$PSI_VM_DIR/mkinitramfs.sh" "$kver" "$initrd" "$ko"
+	disk=$(make_disk)
+}
+
 # Compile the static guest helpers into $PSI_VM_BUILD/bin (never committed).
 build_helpers() {
 	local out=$PSI_VM_BUILD/bin src

@@ -50,17 +50,7 @@ trap on_exit EXIT
 lock_build_dir
 kver=$(find_kver)
 [ -f "$(kernel_image "$kver")" ] || die "no kernel image $(kernel_image "$kver")"
-ko=${PSI_MOD_KO:-}
-if [ -z "$ko" ]; then
-	ko=$(build_module "$kver") || die "module build failed"
-	# a private copy: the tree's psi_mod.ko may be rebuilt meanwhile
-	cp "$ko" "$PSI_VM_BUILD/psi_mod.ko"
-	ko=$PSI_VM_BUILD/psi_mod.ko
-fi
-mkdir -p "$PSI_VM_BUILD/logs"
-initrd=$PSI_VM_BUILD/initramfs-$kver.cpio
-"$PSI_VM_DIR/mkinitramfs.sh" "$kver" "$initrd" "$ko"
-disk=$(make_disk)
+prepare_guest "$kver"
 cases=$(sed -n 's/^CASES="\(.*\)"$/\1/p' "$PSI_VM_DIR/guest/suite-oracle.sh")
 
 IFS=, read -r -a boot_list <<< "$boots"
