@@ -71,17 +71,7 @@ results_guard compare/setup "compare.sh stopped early"
 lock_build_dir
 kver=$(find_kver)
 [ -f "$(kernel_image "$kver")" ] || die "no kernel image $(kernel_image "$kver")"
-ko=${PSI_MOD_KO:-}
-if [ -z "$ko" ]; then
-	ko=$(build_module "$kver") || die "module build failed"
-	# keep a private copy: other builds in the tree replace psi_mod.ko
-	cp "$ko" "$PSI_VM_BUILD/psi_mod.ko"
-	ko=$PSI_VM_BUILD/psi_mod.ko
-fi
-mkdir -p "$PSI_VM_BUILD/logs"
-initrd=$PSI_VM_BUILD/initramfs-$kver.cpio
-"$PSI_VM_DIR/mkinitramfs.sh" "$kver" "$initrd" "$ko"
-disk=$(make_disk)	# /dev/vda: O_DIRECT reads and writes, fsync writes
+prepare_guest "$kver"	# /dev/vda: O_DIRECT reads and writes, fsync writes
 # /dev/vdb: a small disk QEMU throttles to 200 iops (tasks queue and wait)
 thr=$PSI_VM_BUILD/throttled.img
 [ -f "$thr" ] || { dd if=/dev/urandom of="$thr.tmp" bs=1M count=32 status=none && mv "$thr.tmp" "$thr"; }
