@@ -234,6 +234,7 @@ snap_seen() { awk -v f=$STATE '$1 == f && $2 == "avg_seen" { s = $3; n = 1 } END
 workload() {
 	local fn=$1 settle=${2:-2} ca cb wk=0
 	aligned || return
+	wl_start
 	( $fn $((DUR + 10)) ) > $C/wl.out 2>&1 &
 	echo $! >> $C/pids
 	sleep "$settle"
@@ -251,8 +252,15 @@ workload() {
 	expect_quiet 3 || debug_state
 }
 # kill the whole workload: its subshell and everything it started
+# The workloads' shell loops run until wl_stop, or END (kit now) at the
+# latest: a loop left in a background subshell outlives the kill of the
+# workload's process and would run into the quiet window after it.
+WL_STOP=/tmp/wl.stop
+wl_running() { [ ! -e $WL_STOP ] && [ "$(kit now)" -lt "$1" ]; }
+wl_start() { rm -f $WL_STOP; }
 wl_stop() {
 	local p
+	touch $WL_STOP
 	for p in $(cat $C/pids 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
 	# busybox has no pkill: the workload's processes by name (the guest
 	# runs nothing else of these names)
@@ -269,11 +277,11 @@ wl_cpu3() { spinners 3 "$1"; }
 wl_cpu4() { spinners 4 "$1"; }
 wl_cpu6() { spinners 6 "$1"; }
 # 2 spinners + 4 sleepers that wake every 10-40 ms (fork + exec of usleep)
-sleeper() { local end=$(($(kit now) + $2 * 1000000)); while [ "$(kit now)" -lt $end ]; do usleep "$1"; done; }
+sleeper() { local end=$(($(kit now) + $2 * 1000000)); while wl_running $end; do usleep "$1"; done; }
 wl_cpumix() { spinners 2 "$1" & for s in 10000 20000 30000 40000; do sleeper $s "$1" & done; wait; }
 wl_hackbench() {
 	local end=$(($(kit now) + $1 * 1000000))
-	while [ "$(kit now)" -lt $end ]; do hackbench -p -g 4 -l 200 > /dev/null 2>&1; done
+	while wl_running $end; do hackbench -p -g 4 -l 200 > /dev/null 2>&1; done
 }
 wl_ioread() { taskset -c 1 dio read /dev/vda "$1"; }
 # the pinned reader with CPU 0 kept busy by a pinned spinner: both CPUs
@@ -302,7 +310,7 @@ wl_memzram() { memhog 700 "$1"; }
 # back within the workingset distance and refaults are counted as thrashing
 pcloop() {
 	local end=$(($(kit now) + $1 * 1000000))
-	while [ "$(kit now)" -lt $end ]; do dd if=/dev/vdc of=/dev/null bs=1M 2>/dev/null; done
+	while wl_running $end; do dd if=/dev/vdc of=/dev/null bs=1M 2>/dev/null; done
 }
 wl_mempagecache() { pcloop "$1"; }
 wl_memcompact() { pcloop "$1" & cmpw thp 96 "$1" & cmpw thp 96 "$1" & wait; }
@@ -403,6 +411,7 @@ midload_run() {	# WARMUP
 	local warm=$1 off t0 g ca
 	have_grid || return
 	mod_loaded && mod_unload > /dev/null
+	wl_start
 	( spinners 3 $((DUR + 100)) & dio read /dev/vda $((DUR + 100)) & memhog 700 $((DUR + 100)) & wait ) \
 		> $C/wl.out 2>&1 &
 	echo $! >> $C/pids
@@ -436,7 +445,7 @@ midload_run() {	# WARMUP
 	fi
 	# the reader wakes all the time: the clock-order allowance applies to
 	# io (and cpu some), as in WAKER_CASES
-	compare_rows midload $C/a $C/b 2.0 $(( ($(ctxt) - ca) / 2 ))
+	compare_rows "$CASE" $C/a $C/b 2.0 $(( ($(ctxt) - ca) / 2 ))
 	LITERAL=0
 	note "warmup=$warm; insmod returned $(( (t0 - g) / 1000 )) ms after the grid point it started at; A $(( ($(snap_t $C/a) - g) / 1000 )) ms and B $(( ($(snap_t $C/b) - g) / 1000 )) ms after it; warm-up weight at B $(snap_seen $C/b)/204800"
 	wl_stop
@@ -462,6 +471,7 @@ case_hotplug() {
 	local i u bad_n=0 t r0 r1
 	aligned || return
 	[ -e /sys/devices/system/cpu/cpu1/online ] || { bad "cpu1 cannot be offlined"; return; }
+	wl_start
 	( spinners 3 600 & dio read /dev/vda 600 & wait ) > $C/wl.out 2>&1 &
 	echo $! >> $C/pids
 	sleep 2
