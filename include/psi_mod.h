@@ -10,6 +10,8 @@
 #ifndef PSI_MOD_H
 #define PSI_MOD_H
 
+#include <linux/atomic.h>
+#include <linux/jump_label.h>
 #include <linux/workqueue.h>
 #include "psi_mod_compat.h"
 #include "psi_mod_logic.h"
@@ -33,15 +35,25 @@ void psim_cpu_debug(int cpu, struct psim_cpu_debug *d);
 /* Sampling period of the averages: the kernel's PSI_FREQ, 2 s. */
 #define PSIM_FREQ	(2 * HZ + 1)
 
+/* The aggregators, as the kernel's enum psi_aggregators. */
+enum psim_agg {
+	PSIM_AVGS,	/* the averaging work, every 2 s */
+	PSIM_POLL,	/* the trigger fast path (psi_triggers.c) */
+	PSIM_NR_AGGS,
+};
+
 void psim_aggregate_start(bool warmup);
 void psim_aggregate_stop(void);
 void psim_aggregate_read(enum psim_res res, unsigned long avg[2][3],
 			 u64 total[2]);
+u32 psim_collect_poll(u64 *total);
+u64 psim_aggregate_total(enum psim_states s);
 
 #define PSIM_NR_LAGS	16
 
 struct psim_aggregate_debug {
 	unsigned long runs, wake_runs;
+	u64 work_ns;
 	u64 lag_max;
 	unsigned long lag_folds;
 	u32 lags[PSIM_NR_LAGS];
@@ -68,6 +80,55 @@ static inline void psim_wake_clock(void)
 	    !delayed_work_pending(&psim_avgs_work_wake))
 		queue_delayed_work(system_unbound_wq, &psim_avgs_work,
 				   PSIM_FREQ);
+}
+
+/* psi_triggers.c */
+struct file;
+struct poll_table_struct;
+
+int psim_triggers_start(void);
+void psim_triggers_shutdown(void);
+void psim_triggers_stop(void);
+ssize_t psim_trigger_write(struct file *file, const char __user *buf,
+			   size_t nbytes, enum psim_res res);
+__poll_t psim_trigger_poll(struct file *file, struct poll_table_struct *wait);
+void psim_trigger_release(struct file *file);
+void psim_triggers_avgs_update(u64 now, const u64 *total, const u64 *seen);
+
+struct psim_triggers_debug {
+	unsigned long nr[PSIM_NR_AGGS];		/* triggers now */
+	unsigned long created, destroyed;
+	unsigned long events[PSIM_NR_AGGS];	/* signalled */
+	unsigned long evals[PSIM_NR_AGGS];	/* trigger updates */
+	unsigned long poll_runs;		/* fast-path work runs */
+	u64 poll_work_ns;			/* and its time */
+	u32 poll_states;
+	u64 poll_min_period;
+};
+
+void psim_triggers_debug(struct psim_triggers_debug *d);
+
+/*
+ * The fast path's wakeup, from the probes: when a CPU's new state mask
+ * holds a state a privileged trigger watches, make sure the poll work is
+ * queued (the kernel's psi_schedule_rtpoll_work() from
+ * psi_group_change()). Without a privileged trigger anywhere it is a
+ * static branch that is never taken; with one, an atomic exchange and at
+ * most a timer (a delay of one jiffy: no wakeup under the runqueue lock).
+ * The work itself decides how long to keep polling.
+ */
+DECLARE_STATIC_KEY_FALSE(psim_poll_key);
+extern u32 psim_poll_states;
+extern atomic_t psim_poll_scheduled;
+extern struct delayed_work psim_poll_work;
+extern struct workqueue_struct *psim_poll_wq;
+
+static inline void psim_poll_kick(u32 mask)
+{
+	if (static_branch_unlikely(&psim_poll_key) &&
+	    (mask & READ_ONCE(psim_poll_states)) &&
+	    !atomic_xchg(&psim_poll_scheduled, 1))
+		queue_delayed_work(psim_poll_wq, &psim_poll_work, 1);
 }
 
 /* psi_proc.c */

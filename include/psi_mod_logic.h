@@ -19,8 +19,11 @@
 #include <linux/types.h>
 #include <linux/math64.h>
 #include <linux/string.h>
+#include <linux/errno.h>
 #else
+#include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 typedef unsigned char u8;
 typedef unsigned short u16;
@@ -29,6 +32,11 @@ typedef unsigned long long u64;
 typedef long long s64;
 #define BIT(nr)	(1UL << (nr))
 static inline u64 div_u64(u64 dividend, u32 divisor)
+{
+	return dividend / divisor;
+}
+
+static inline u64 div64_u64(u64 dividend, u64 divisor)
 {
 	return dividend / divisor;
 }
@@ -399,15 +407,22 @@ static inline void psim_accumulate(u64 *deltas, const u64 *times,
 		deltas[s] += times[s] * nonidle;
 }
 
-static inline void psim_fold_totals(struct psim_group *g, const u64 *deltas,
-				    unsigned long nonidle_total)
+/* The weighted deltas of all CPUs into an aggregator's totals. */
+static inline void psim_fold_into(u64 *total, const u64 *deltas,
+				  unsigned long nonidle_total)
 {
 	int s;
 
 	if (!nonidle_total)
 		nonidle_total = 1;
 	for (s = 0; s < PSIM_NR_STATES - 1; s++)
-		g->total[s] += div_u64(deltas[s], nonidle_total);
+		total[s] += div_u64(deltas[s], nonidle_total);
+}
+
+static inline void psim_fold_totals(struct psim_group *g, const u64 *deltas,
+				    unsigned long nonidle_total)
+{
+	psim_fold_into(g->total, deltas, nonidle_total);
 }
 
 /* include/linux/sched/loadavg.h: calc_load() */
@@ -602,6 +617,154 @@ static inline u64 psim_update_averages(struct psim_group *g, u64 now)
 	}
 	psim_calc_seen(g->seen, missed);
 	return next;
+}
+
+/*
+ * Pressure triggers: the rules of the kernel's psi_write(),
+ * psi_trigger_create(), window_update() and update_triggers() (Debian's
+ * 6.1.y, which carries the 6.5 privilege rules).
+ *
+ * A write of "some|full <threshold us> <window us>" creates its file
+ * descriptor's trigger. The kernel copies at most 32 bytes of it and
+ * overwrites the last byte copied with the terminating NUL, so a write
+ * without a trailing newline or NUL loses its last character; an empty
+ * write is EINVAL.
+ */
+#define PSIM_TRIGGER_BUF	32
+#define PSIM_WINDOW_MIN_US	500000U		/* 500 ms */
+#define PSIM_WINDOW_MAX_US	10000000U	/* 10 s */
+/* An opener without CAP_SYS_RESOURCE: windows in multiples of 2 s only. */
+#define PSIM_WINDOW_UNPRIV_US	2000000U
+/* The fast path looks this many times per window while a state stalls. */
+#define PSIM_UPDATES_PER_WINDOW	10
+
+/* How many bytes of a write of @nbytes are looked at; 0: EINVAL. */
+static inline size_t psim_trigger_copy_len(size_t nbytes)
+{
+	return nbytes < PSIM_TRIGGER_BUF ? nbytes : PSIM_TRIGGER_BUF;
+}
+
+/*
+ * A parsed request ("some" or "full", the two numbers as sscanf()'s %u
+ * left them) checked in the kernel's order: the state must exist for the
+ * resource (cpu has both some and full on 6.1, and the kernel accepts a
+ * cpu full trigger at the system level although the file prints its line
+ * as zeros), the window within 500 ms..10 s, a multiple of 2 s for an
+ * unprivileged opener, the threshold neither 0 nor above the window.
+ * Returns 0 with the state in *@state, or -EINVAL.
+ */
+static inline int psim_trigger_check(enum psim_res res, bool full,
+				     u32 threshold_us, u32 window_us,
+				     bool privileged, enum psim_states *state)
+{
+	int s = res * 2 + (full ? 1 : 0);
+
+	if (res >= PSIM_NR_RES || s >= PSIM_NONIDLE)
+		return -EINVAL;
+	if (window_us < PSIM_WINDOW_MIN_US || window_us > PSIM_WINDOW_MAX_US)
+		return -EINVAL;
+	if (!privileged && window_us % PSIM_WINDOW_UNPRIV_US)
+		return -EINVAL;
+	if (threshold_us == 0 || threshold_us > window_us)
+		return -EINVAL;
+	*state = (enum psim_states)s;
+	return 0;
+}
+
+/*
+ * The growth of a state's total within a sliding window, approximated as
+ * the kernel does: the growth since the window began, plus the previous
+ * window's growth in proportion to the part of it that still overlaps the
+ * sliding window (stall time only ever grows, and over a few seconds
+ * nearly linearly).
+ */
+struct psim_window {
+	u64 size;		/* ns */
+	u64 start_time;
+	u64 start_value;
+	u64 prev_growth;	/* growth over the previous window */
+};
+
+static inline void psim_window_reset(struct psim_window *w, u64 now,
+				     u64 value, u64 prev_growth)
+{
+	w->start_time = now;
+	w->start_value = value;
+	w->prev_growth = prev_growth;
+}
+
+static inline u64 psim_window_update(struct psim_window *w, u64 now,
+				     u64 value)
+{
+	u64 elapsed = now - w->start_time;
+	u64 growth = value - w->start_value;
+
+	if (elapsed > w->size) {
+		psim_window_reset(w, now, value, growth);
+	} else {
+		/* the kernel's u32: windows are at most 10 s */
+		u32 remaining = w->size - elapsed;
+
+		growth += div64_u64(w->prev_growth * remaining, w->size);
+	}
+	return growth;
+}
+
+/* The arithmetic state of one trigger. */
+struct psim_trigger_win {
+	enum psim_states state;
+	u64 threshold;		/* ns */
+	struct psim_window win;
+	u64 last_event_time;
+	bool pending_event;	/* breached, event held back by the rate limit */
+};
+
+static inline void psim_trigger_init(struct psim_trigger_win *t,
+				     enum psim_states state, u32 threshold_us,
+				     u32 window_us, u64 now, u64 value)
+{
+	t->state = state;
+	t->threshold = (u64)threshold_us * 1000;
+	t->win.size = (u64)window_us * 1000;
+	psim_window_reset(&t->win, now, value, 0);
+	t->last_event_time = 0;
+	t->pending_event = false;
+}
+
+/*
+ * One trigger at one update of its aggregator (update_triggers()):
+ * @total is the aggregator's totals now, @seen the totals at its previous
+ * update. Sets *@update_total when the state's total moved. Returns true
+ * if an event is due now: the growth within the window reached the
+ * threshold, at most one event per window; a breach inside the rate-limit
+ * window is held (pending_event) and delivered by the first update after
+ * that window, not dropped.
+ */
+static inline bool psim_trigger_update(struct psim_trigger_win *t, u64 now,
+				       const u64 *total, const u64 *seen,
+				       bool *update_total)
+{
+	bool new_stall = seen[t->state] != total[t->state];
+
+	if (!new_stall && !t->pending_event)
+		return false;
+	if (new_stall) {
+		u64 growth;
+
+		*update_total = true;
+		growth = psim_window_update(&t->win, now, total[t->state]);
+		if (!t->pending_event) {
+			if (growth < t->threshold)
+				return false;
+			t->pending_event = true;
+		}
+	}
+	/* at most one event per window */
+	if (now < t->last_event_time + t->win.size)
+		return false;
+	t->last_event_time = now;
+	t->pending_event = false;
+	return true;
 }
 
 #endif /* PSI_MOD_LOGIC_H */

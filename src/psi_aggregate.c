@@ -26,8 +26,14 @@
 
 static struct psim_group psim_group;
 static DEFINE_MUTEX(psim_avgs_lock);
-/* What the aggregator saw last of each CPU; touched by it alone. */
-static DEFINE_PER_CPU(u64 [PSIM_NR_STATES], psim_times_prev);
+/*
+ * What each aggregator saw last of each CPU, touched by it alone (under
+ * its own lock): the averaging one, and the trigger fast path
+ * (psi_triggers.c), as the kernel's PSI_AVGS and PSI_POLL.
+ */
+static DEFINE_PER_CPU(u64 [PSIM_NR_AGGS][PSIM_NR_STATES], psim_times_prev);
+/* Time spent in the averaging work, ns (debugfs: the cost of triggers). */
+static u64 psim_avgs_work_ns;
 
 /*
  * The averaging work, on two timers; it runs on any CPU (an unbound
@@ -60,13 +66,15 @@ static u32 psim_avgs_lags[PSIM_NR_LAGS];	/* the latest, in us */
 static bool psim_avgs_chained;
 
 /*
- * Fold the per-CPU state times since the last call into the totals.
- * Returns the states that changed, with PSIM_STATE_RESCHEDULE when there is
- * task activity that the averaging clock should keep sampling; in *@busy
- * the CPU with the most runnable tasks (its own worker aside), or -1 if
- * none runs any, and in *@sleepers whether tasks stall asleep.
+ * Fold the per-CPU state times since aggregator @agg's last call into its
+ * @total. Returns the states that changed, with PSIM_STATE_RESCHEDULE when
+ * there is task activity that the averaging clock should keep sampling; in
+ * *@busy the CPU with the most runnable tasks (its own worker aside), or
+ * -1 if none runs any, and in *@sleepers whether tasks stall asleep (these
+ * three only @from_work).
  */
-static u32 psim_collect(bool from_work, int *busy, bool *sleepers)
+static u32 psim_collect(enum psim_agg agg, u64 *total, bool from_work,
+			int *busy, bool *sleepers)
 {
 	u64 deltas[PSIM_NR_STATES - 1] = { 0, };
 	int this_cpu = raw_smp_processor_id();
@@ -77,8 +85,6 @@ static u32 psim_collect(bool from_work, int *busy, bool *sleepers)
 
 	*busy = -1;
 	*sleepers = false;
-
-	lockdep_assert_held(&psim_avgs_lock);
 
 	for_each_possible_cpu(cpu) {
 		u64 times[PSIM_NR_STATES];
@@ -91,7 +97,7 @@ static u32 psim_collect(bool from_work, int *busy, bool *sleepers)
 
 		now = psim_cpu_snapshot(cpu, &snap);
 		changed = psim_cpu_recent_times(&snap, now,
-						per_cpu(psim_times_prev, cpu),
+						per_cpu(psim_times_prev, cpu)[agg],
 						times);
 		nonidle = nsecs_to_jiffies(times[PSIM_NONIDLE]);
 		nonidle_total += nonidle;
@@ -123,8 +129,32 @@ static u32 psim_collect(bool from_work, int *busy, bool *sleepers)
 			*sleepers = true;
 	}
 
-	psim_fold_totals(&psim_group, deltas, nonidle_total);
+	psim_fold_into(total, deltas, nonidle_total);
 	return changed_all;
+}
+
+/*
+ * The trigger fast path's collection into its own totals; the caller
+ * serializes (psi_triggers.c's poll lock). Returns the states whose time
+ * moved.
+ */
+u32 psim_collect_poll(u64 *total)
+{
+	bool sleepers;
+	int busy;
+
+	return psim_collect(PSIM_POLL, total, false, &busy, &sleepers);
+}
+
+/* A state's total as the averaging aggregator has it now (ns). */
+u64 psim_aggregate_total(enum psim_states s)
+{
+	u64 v;
+
+	mutex_lock(&psim_avgs_lock);
+	v = psim_group.total[s];
+	mutex_unlock(&psim_avgs_lock);
+	return v;
 }
 
 /* Collect, and fold the averages if a period is due. */
@@ -133,11 +163,22 @@ static u32 psim_aggregate(bool from_work, u64 *now, int *busy,
 {
 	u32 changed;
 
+	lockdep_assert_held(&psim_avgs_lock);
 	*now = sched_clock();
-	changed = psim_collect(from_work, busy, sleepers);
-	if (*now >= psim_group.avg_next_update)
+	changed = psim_collect(PSIM_AVGS, psim_group.total, from_work, busy,
+			       sleepers);
+	if (*now >= psim_group.avg_next_update) {
+		/*
+		 * The unprivileged triggers, once per period, on the totals
+		 * not yet averaged (the kernel's update_triggers(PSI_AVGS)).
+		 * Unlike the kernel, a fold by a reader evaluates them too,
+		 * so a read cannot hide a period's growth from them.
+		 */
+		psim_triggers_avgs_update(*now, psim_group.total,
+					  psim_group.avg_total);
 		psim_group.avg_next_update = psim_update_averages(&psim_group,
 								  *now);
+	}
 	return changed;
 }
 
@@ -145,11 +186,12 @@ static void psim_avgs_work_fn(struct work_struct *work)
 {
 	unsigned long delay;
 	bool sleepers;
-	u64 now, due;
+	u64 now, due, t0;
 	u32 changed;
 	int busy;
 
 	mutex_lock(&psim_avgs_lock);
+	t0 = sched_clock();
 	due = psim_group.avg_next_update;
 	changed = psim_aggregate(true, &now, &busy, &sleepers);
 	if (psim_avgs_chained && now >= due) {
@@ -187,6 +229,7 @@ static void psim_avgs_work_fn(struct work_struct *work)
 	psim_avgs_runs++;
 	if (work == &psim_avgs_work_wake.work)
 		psim_avgs_wake_runs++;
+	psim_avgs_work_ns += sched_clock() - t0;
 	mutex_unlock(&psim_avgs_lock);
 }
 
@@ -218,6 +261,7 @@ void psim_aggregate_debug(struct psim_aggregate_debug *d)
 	mutex_lock(&psim_avgs_lock);
 	d->runs = psim_avgs_runs;
 	d->wake_runs = psim_avgs_wake_runs;
+	d->work_ns = psim_avgs_work_ns;
 	d->lag_max = psim_avgs_lag_max;
 	d->lag_folds = psim_avgs_lag_folds;
 	memcpy(d->lags, psim_avgs_lags, sizeof(d->lags));
@@ -243,6 +287,7 @@ void psim_aggregate_start(bool warmup)
 	psim_avgs_worker = NULL;
 	psim_avgs_runs = 0;
 	psim_avgs_wake_runs = 0;
+	psim_avgs_work_ns = 0;
 	psim_avgs_lag_max = 0;
 	psim_avgs_lag_folds = 0;
 	memset(psim_avgs_lags, 0, sizeof(psim_avgs_lags));

@@ -62,9 +62,12 @@ static int psim_start(void)
 	if (ret)
 		return ret;
 	psim_aggregate_start(psim_warmup);
+	ret = psim_triggers_start();
+	if (ret)
+		return ret;
 	ret = psim_probes_start(psim_memstall_tp_only);
 	if (ret)
-		goto err_work;
+		goto err_triggers;
 	ret = psim_proc_create(psim_proc_dir);
 	if (ret)
 		goto err_probes;
@@ -73,20 +76,26 @@ static int psim_start(void)
 
 err_probes:
 	psim_probes_stop();
-err_work:
+err_triggers:
 	/* probes that were attached for a while may have armed it */
 	psim_aggregate_stop();
+	psim_triggers_stop();
 	return ret;
 }
 
-/* Files first, so no reader runs; then the probes; then the work. */
+/*
+ * Pollers of triggers woken and gone, then the files, so no reader runs
+ * and every trigger is destroyed; then the probes; then the works.
+ */
 static void psim_stop(void)
 {
 	if (!psim_active)
 		return;
+	psim_triggers_shutdown();
 	psim_proc_remove();
 	psim_probes_stop();
 	psim_aggregate_stop();
+	psim_triggers_stop();
 	psim_active = false;
 }
 

@@ -140,14 +140,19 @@ static inline u32 *psim_word(struct task_struct *p)
  * After a change of counts: if the CPU's state changed, end the period at
  * the CPU's clock (which the kernel's PSI reads too). Most switches change
  * no state (one runnable task replaces another) and so read no clock (see
- * psim_mask_changes()).
+ * psim_mask_changes()). A new state a privileged trigger watches starts
+ * the trigger fast path (psim_poll_kick(): a static branch, not taken
+ * while there is no such trigger); its work keeps going by itself while
+ * the state lasts.
  */
 static inline void psim_update(struct psim_cpu_state *st, int cpu)
 {
 	u32 mask;
 
-	if (psim_mask_changes(st, &mask))
+	if (psim_mask_changes(st, &mask)) {
 		psim_set_mask(st, cpu_clock(cpu), mask);
+		psim_poll_kick(mask);
+	}
 }
 
 /*
@@ -172,6 +177,7 @@ static inline void psim_update_wakeup(struct psim_cpu_state *st,
 	if (queued && queued < now)
 		now = max(queued, st->state_start);
 	psim_set_mask(st, now, mask);
+	psim_poll_kick(mask);
 }
 
 /*

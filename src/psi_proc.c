@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * psi_mod: the files. /proc/<proc_dir>/{cpu,io,memory} in the kernel's
- * format (psi_show() in kernel/sched/psi.c), and the debug view
+ * format (psi_show() in kernel/sched/psi.c), with the kernel's trigger
+ * write/poll (psi_triggers.c), and the debug view
  * /sys/kernel/debug/psi_mod/state.
  *
- * Unload safety: proc_remove() waits for every read in progress and calls
- * ->proc_release for files still open, after which their reads fail with
- * -EIO inside procfs without entering this module again. debugfs_remove()
- * gives the same guarantee for the debug file.
+ * Unload safety: proc_remove() waits for every file operation in progress
+ * and calls ->proc_release for files still open, after which their reads
+ * and writes fail with -EIO inside procfs (and poll answers
+ * DEFAULT_POLLMASK) without entering this module again. That release
+ * destroys a trigger whose pollers may still sleep on its wait queue, so
+ * psim_triggers_shutdown() comes first (psi_triggers.c).
+ * debugfs_remove() gives the same guarantee for the debug file.
  */
 #include <linux/debugfs.h>
 #include <linux/proc_fs.h>
@@ -77,26 +81,43 @@ static int psim_cpu_open(struct inode *inode, struct file *file)
 }
 
 /*
- * The kernel's files are 0666 because a write creates a trigger. psi_mod
- * keeps the modes consumers expect but does not implement triggers yet:
- * refuse every write, and say why once.
+ * The files are 0666 like the kernel's: a write creates the descriptor's
+ * pressure trigger, poll() waits for its events (psi_triggers.c).
  */
-static ssize_t psim_write(struct file *file, const char __user *buf,
-			  size_t nbytes, loff_t *ppos)
+static ssize_t psim_io_write(struct file *file, const char __user *buf,
+			     size_t nbytes, loff_t *ppos)
 {
-	pr_notice_once("pressure triggers are not supported yet: writes to the pressure files are refused\n");
-	return -EOPNOTSUPP;
+	return psim_trigger_write(file, buf, nbytes, PSIM_IO);
+}
+
+static ssize_t psim_memory_write(struct file *file, const char __user *buf,
+				 size_t nbytes, loff_t *ppos)
+{
+	return psim_trigger_write(file, buf, nbytes, PSIM_MEM);
+}
+
+static ssize_t psim_cpu_write(struct file *file, const char __user *buf,
+			      size_t nbytes, loff_t *ppos)
+{
+	return psim_trigger_write(file, buf, nbytes, PSIM_CPU);
 }
 
 /*
- * poll() on a file without a trigger: readable, writable, and EPOLLERR |
- * EPOLLPRI at once, as the kernel's psi_trigger_poll() answers, so that a
- * consumer that polls for pressure events never sleeps on a file that
- * cannot give one.
+ * poll(): without a trigger, readable, writable, and EPOLLERR | EPOLLPRI at
+ * once, as the kernel's psi_trigger_poll() answers, so that a consumer
+ * never sleeps on a file that cannot give an event; with one, EPOLLPRI
+ * per event.
  */
 static __poll_t psim_poll(struct file *file, poll_table *wait)
 {
-	return DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI;
+	return psim_trigger_poll(file, wait);
+}
+
+/* The last close, or proc_remove() closing a file still open. */
+static int psim_release(struct inode *inode, struct file *file)
+{
+	psim_trigger_release(file);
+	return single_release(inode, file);
 }
 
 #define PSIM_PROC_OPS(res)					\
@@ -104,12 +125,12 @@ static __poll_t psim_poll(struct file *file, poll_table *wait)
 		.proc_open	= psim_##res##_open,		\
 		.proc_read	= seq_read,			\
 		.proc_lseek	= seq_lseek,			\
-		.proc_write	= psim_write,			\
+		.proc_write	= psim_##res##_write,		\
 		.proc_poll	= psim_poll,			\
-		.proc_release	= single_release,		\
+		.proc_release	= psim_release,			\
 	}
 
-/* The kernel's own modes (see the note on psim_write()). */
+/* The kernel's own modes: a write creates a trigger. */
 #define PSIM_FILE_MODE	0666
 
 PSIM_PROC_OPS(io);
@@ -124,6 +145,7 @@ PSIM_PROC_OPS(cpu);
 static int psim_debug_state_show(struct seq_file *m, void *v)
 {
 	struct psim_aggregate_debug ag;
+	struct psim_triggers_debug tr;
 	int cpu, i;
 
 	for_each_possible_cpu(cpu) {
@@ -159,6 +181,24 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 	seq_printf(m, "avg_seen %lu %lu %lu\n", ag.seen[0], ag.seen[1],
 		   ag.seen[2]);
 	seq_printf(m, "avgs_work_pending %d\n", ag.pending);
+	/* time in the averaging work since the start, triggers included */
+	seq_printf(m, "avgs_work_us %llu\n", div_u64(ag.work_ns, NSEC_PER_USEC));
+	psim_triggers_debug(&tr);
+	/* triggers now: unprivileged (averaging work), privileged (fast path) */
+	seq_printf(m, "triggers %lu %lu\n", tr.nr[PSIM_AVGS], tr.nr[PSIM_POLL]);
+	seq_printf(m, "triggers_created %lu\n", tr.created);
+	seq_printf(m, "triggers_destroyed %lu\n", tr.destroyed);
+	seq_printf(m, "trigger_events %lu %lu\n", tr.events[PSIM_AVGS],
+		   tr.events[PSIM_POLL]);
+	seq_printf(m, "trigger_updates %lu %lu\n", tr.evals[PSIM_AVGS],
+		   tr.evals[PSIM_POLL]);
+	seq_printf(m, "poll_work_runs %lu\n", tr.poll_runs);
+	seq_printf(m, "poll_work_us %llu\n",
+		   div_u64(tr.poll_work_ns, NSEC_PER_USEC));
+	seq_printf(m, "poll_states 0x%02x\n", tr.poll_states);
+	seq_printf(m, "poll_min_period_us %llu\n",
+		   tr.poll_min_period == U64_MAX ? 0 :
+		   div_u64(tr.poll_min_period, NSEC_PER_USEC));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(psim_debug_state);

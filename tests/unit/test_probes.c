@@ -31,9 +31,14 @@
 #include "model.h"
 #include "psi_mod.h"
 
-/* What psi_aggregate.c would define. */
+/* What psi_aggregate.c and psi_triggers.c would define. */
 struct delayed_work psim_avgs_work, psim_avgs_work_wake;
 struct task_struct *psim_avgs_worker;
+struct static_key_false psim_poll_key;
+u32 psim_poll_states;
+atomic_t psim_poll_scheduled;
+struct delayed_work psim_poll_work;
+struct workqueue_struct *psim_poll_wq;
 
 static unsigned long events_per_seed = 1000000;
 
@@ -1183,11 +1188,62 @@ static void probes_delayed_dequeue_moves_sleep_state(void)
 }
 #endif
 
+/*
+ * The trigger fast path's kick (psim_poll_kick()): with no privileged
+ * trigger (the static key off) a state change queues nothing; with one
+ * watching cpu some, the change that starts cpu some queues the poll work
+ * once, a second one while it is queued does not, and a state nobody
+ * watches does not.
+ */
+static void probes_poll_kick(void)
+{
+	static struct task_struct a, b, c;
+
+	if (probes_start(false))
+		return;
+	memset(&psim_poll_work, 0, sizeof(psim_poll_work));
+	psim_poll_key.enabled = false;
+	psim_poll_states = BIT(PSIM_CPU_SOME);
+	psim_poll_scheduled.counter = 0;
+	shim_now = 1000;
+	new_task(&a, 100, 0);
+	new_task(&b, 101, 0);
+	new_task(&c, 102, 0);
+	/* a runs on cpu0, b is woken behind it: cpu some, key off */
+	call_wakeup_new(0, &a);
+	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &a);
+	call_wakeup_new(0, &b);
+	TU_EQ(psim_poll_work.queued, 0);
+	TU_EQ(psim_poll_scheduled.counter, 0);
+	/* b goes to sleep: cpu some ends; then the key is on */
+	call_switch(0, false, &a, TASK_RUNNING, false, &b);
+	call_switch(0, false, &b, TASK_INTERRUPTIBLE, false, &a);
+	psim_poll_key.enabled = true;
+	shim_now += 1000;
+	call_wakeup(0, &b, true);
+	TU_EQ(psim_poll_work.queued, 1);
+	TU_EQ(psim_poll_scheduled.counter, 1);
+	/* queued already: c adds to cpu some, no second queueing */
+	psim_poll_work.pending = false;
+	call_wakeup_new(0, &c);
+	TU_EQ(psim_poll_work.queued, 1);
+	/* nobody watches io: io some on an idle CPU1 queues nothing */
+	psim_poll_scheduled.counter = 0;
+	psim_poll_states = BIT(PSIM_MEM_SOME);
+	call_switch(0, true, &a, TASK_RUNNING, false, &b);
+	call_switch(0, false, &b, TASK_UNINTERRUPTIBLE, true, &c);
+	TU_EQ(psim_poll_work.queued, 1);
+	psim_poll_key.enabled = false;
+	psim_poll_states = 0;
+	probes_stop();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
 		events_per_seed = strtoul(argv[1], NULL, 0);
 	TU_RUN(probes_random_events);
+	TU_RUN(probes_poll_kick);
 	TU_RUN(probes_wakeup_current_irqs_on);
 	TU_RUN(probes_relocate_stale_word);
 	TU_RUN(probes_pid_reuse_no_leak);

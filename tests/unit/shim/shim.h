@@ -87,6 +87,35 @@ static inline u64 div_u64(u64 dividend, u32 divisor)
 	return dividend / divisor;
 }
 
+static inline u64 div64_u64(u64 dividend, u64 divisor)
+{
+	return dividend / divisor;
+}
+
+#define EINVAL			22
+#define __user
+typedef unsigned int __poll_t;
+typedef long ssize_t;
+
+/* ---- atomics and static keys (the trigger fast path's kick) ---- */
+typedef struct {
+	int counter;
+} atomic_t;
+
+static inline int atomic_xchg(atomic_t *v, int n)
+{
+	int o = v->counter;
+
+	v->counter = n;
+	return o;
+}
+
+struct static_key_false {
+	bool enabled;
+};
+#define DECLARE_STATIC_KEY_FALSE(name)	extern struct static_key_false name
+#define static_branch_unlikely(key)	unlikely((key)->enabled)
+
 /* ---- CPUs, interrupts, failure ---- */
 extern int shim_cpu;			/* the CPU the code runs on */
 extern bool shim_irqs_off[NR_CPUS];

@@ -330,3 +330,83 @@ case_dmesg() {
 	expect "unexpected psi_mod error lines: $pm" [ -z "$pm" ]
 	note "$(wc -l < $C/suite) dmesg lines since suite start, $(wc -l < $EXPECTED) expected bad-parameter lines, $(grep -ci psi_mod $C/suite) mention psi_mod"
 }
+
+# --- pressure triggers (docs/triggers.md). The ABI rows: one line per
+# row, "<row> <result>", each from tests/vm/helpers/trig.c on a fresh
+# descriptor of a file under DIR. TRIG_ROWS_WANT holds Debian 6.1's answers
+# (checked against the kernel's own files on psi=1: case sbs-trig-abi).
+trig_rows() {	# DIR
+	local d=$1
+	echo "newline $(trig write $d/memory 'some 150000 1000000\n')"
+	echo "no-newline $(trig write $d/memory 'some 150000 1000000')"
+	echo "nul-counted $(trig write $d/memory 'some 150000 1000000\0')"
+	echo "empty $(trig write $d/memory '' 0)"
+	echo "garbage $(trig write $d/memory 'bogus 1 500000\n')"
+	echo "leading-space $(trig write $d/memory ' some 1 500000\n')"
+	echo "upper-case $(trig write $d/memory 'SOME 1 500000\n')"
+	echo "one-number $(trig write $d/memory 'some 150000\n')"
+	echo "plus-sign $(trig write $d/memory 'some +5 1000000\n')"
+	echo "minus-sign $(trig write $d/memory 'some -1 1000000\n')"
+	echo "u32-wrap $(trig write $d/memory 'some 4294967297 1000000\n')"
+	echo "trailing-junk $(trig write $d/memory 'some 1 500000 junk\n')"
+	echo "past-32-bytes $(trig write $d/memory 'some      150000         1000000\n')"
+	echo "threshold-0 $(trig write $d/memory 'some 0 1000000\n')"
+	echo "threshold=window $(trig write $d/memory 'some 1000000 1000000\n')"
+	echo "threshold>window $(trig write $d/memory 'some 1000001 1000000\n')"
+	echo "window-499999 $(trig write $d/memory 'some 1 499999\n')"
+	echo "window-500000 $(trig write $d/memory 'some 1 500000\n')"
+	echo "window-10s $(trig write $d/memory 'some 1 10000000\n')"
+	echo "window-10000001 $(trig write $d/memory 'some 1 10000001\n')"
+	echo "cpu-some $(trig write $d/cpu 'some 150000 1000000\n')"
+	echo "cpu-full $(trig write $d/cpu 'full 150000 1000000\n')"
+	echo "io-full $(trig write $d/io 'full 150000 1000000\n')"
+	echo "memory-full $(trig write $d/memory 'full 150000 1000000\n')"
+	echo "second-write $(trig twice $d/io 'some 150000 1000000\n' 'some 150000 1000000\n' | tr ' ' /)"
+	echo "second-garbage $(trig twice $d/io 'some 150000 1000000\n' 'junk\n' | tr ' ' /)"
+	echo "after-einval $(trig twice $d/io 'junk\n' 'some 150000 1000000\n' | tr ' ' /)"
+	echo "read-only-fd $(trig ro $d/io 'some 150000 1000000\n')"
+	echo "unpriv-1s $(trig -u 65534 write $d/cpu 'some 150000 1000000\n')"
+	echo "unpriv-0.5s $(trig -u 65534 write $d/cpu 'some 150000 500000\n')"
+	echo "unpriv-2s $(trig -u 65534 write $d/cpu 'some 150000 2000000\n')"
+	echo "unpriv-3s $(trig -u 65534 write $d/cpu 'some 150000 3000000\n')"
+	echo "unpriv-10s $(trig -u 65534 write $d/cpu 'some 150000 10000000\n')"
+	echo "root-opened-unpriv-write-1s $(trig -U 65534 write $d/cpu 'some 150000 1000000\n')"
+}
+TRIG_ROWS_WANT="newline ok
+no-newline EINVAL
+nul-counted ok
+empty EINVAL
+garbage EINVAL
+leading-space EINVAL
+upper-case EINVAL
+one-number EINVAL
+plus-sign EINVAL
+minus-sign EINVAL
+u32-wrap ok
+trailing-junk ok
+past-32-bytes EINVAL
+threshold-0 EINVAL
+threshold=window ok
+threshold>window EINVAL
+window-499999 EINVAL
+window-500000 ok
+window-10s ok
+window-10000001 EINVAL
+cpu-some ok
+cpu-full ok
+io-full ok
+memory-full ok
+second-write ok/EBUSY
+second-garbage ok/EBUSY
+after-einval EINVAL/ok
+read-only-fd EBADF
+unpriv-1s EINVAL
+unpriv-0.5s EINVAL
+unpriv-2s ok
+unpriv-3s EINVAL
+unpriv-10s ok
+root-opened-unpriv-write-1s ok"
+
+# poll on a descriptor with a trigger and nothing to report sleeps (no
+# EPOLLERR); the three wait styles see an event under a stall.
+trig_debug() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print }' /sys/kernel/debug/psi_mod/state; }

@@ -1,6 +1,6 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec pidwrap badparams rmmod-readers loadunload dmesg"
+CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec pidwrap badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -217,6 +217,183 @@ case_loadunload() {
 	note "$i cycles in $(((t1 - t0) / 1000)) ms, $fails failures"
 }
 
+# --- pressure triggers (docs/triggers.md)
+
+# Every ABI row of the write (trig_rows, cases.sh): Debian 6.1's answers.
+# A trigger with nothing to report: poll sleeps to its timeout.
+case_trig_abi() {
+	local r
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	trig_rows $PSI_DIR > $C/rows
+	echo "$TRIG_ROWS_WANT" > $C/want
+	r=$(diff $C/want $C/rows | grep '^[<>]' | tr '\n' ' ')
+	expect "rows differ from the kernel's (< want, > got): $r" [ -z "$r" ]
+	note "$(tr '\n' ';' < $C/rows)"
+	r=$(trig wait $PSI_DIR/memory 'some 1000000 1000000\n' 1 poll | tail -1)
+	expect "poll on an idle trigger: '$r', want timeout" [ "$r" = timeout ]
+	r=$(trig_debug triggers)
+	expect "triggers left after the rows closed: '$r', want '0 0'" [ "$r" = "0 0" ]
+}
+
+# events_gaps FILE: the smallest gap between two events, ms ("-" if < 2)
+events_gaps() {
+	awk '$1 == "event" { if (n++) { g = $2 - p; if (m == "" || g < m) m = g } p = $2 } END { print (m == "" ? "-" : m) }' "$1"
+}
+events_n() { awk '$1 == "events" { print $2 }' "$1"; }
+
+# 4 spinners on 2 vCPUs: a 10% / 1 s cpu some trigger (privileged: the
+# fast path) fires about once per second, never twice within a window.
+case_trig_cpu() {
+	local i n g
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	for i in 1 2 3 4; do bg spin 12; done
+	trig watch $PSI_DIR/cpu 'some 100000 1000000\n' 8 poll > $C/w 2>&1
+	n=$(events_n $C/w) g=$(events_gaps $C/w)
+	expect "cpu some 100ms/1s events in 8 s under 4 spinners: ${n:-none}, want >= 4: $(tr '\n' ' ' < $C/w)" ige "${n:-0}" 4
+	expect "cpu events only ${g} ms apart, want >= 900 (one per window)" eval '[ "$g" = - ] || ige "$g" 900'
+	note "poll: $n events, min gap ${g} ms; poll work runs $(trig_debug poll_work_runs), $(trig_debug poll_work_us) us"
+}
+
+# O_DIRECT reads: an io some trigger, waited for with epoll.
+case_trig_io() {
+	local n
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	bg dio read $DISK 10
+	trig watch $PSI_DIR/io 'some 100000 1000000\n' 8 epoll > $C/w 2>&1
+	n=$(events_n $C/w)
+	expect "io some events in 8 s of O_DIRECT reads: ${n:-none}, want >= 2: $(tr '\n' ' ' < $C/w)" ige "${n:-0}" 2
+	note "epoll: $n events, min gap $(events_gaps $C/w) ms"
+}
+
+# Two memory hogs (reclaim, then the OOM killer: some 30 ms of memory
+# stall in all, psi0's mem case): a 10 ms / 1 s memory some trigger,
+# waited for with select().
+case_trig_mem() {
+	local n a b w
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	a=$(psi_val $PSI_DIR/memory some total)
+	trig watch $PSI_DIR/memory 'some 10000 1000000\n' 12 select > $C/w 2>&1 &
+	w=$!
+	sleep 1
+	bg memhog 420 10; bg memhog 420 10
+	wait $w
+	b=$(psi_val $PSI_DIR/memory some total)
+	n=$(events_n $C/w)
+	expect "memory some events under two hogs: ${n:-none}, want >= 1 (memory some +$((b - a)) us): $(tr '\n' ' ' < $C/w)" ige "${n:-0}" 1
+	note "select: $n events at $(awk '$1 == "event" { printf "%s ", $2 }' $C/w)ms; memory some +$((b - a)) us"
+}
+
+# Idle: no event; and a trigger on a state nothing enters costs no
+# wakeup: the fast path runs once when the trigger is set, then not again.
+case_trig_idle() {
+	local r0 r1 nc ni nm
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	trig watch $PSI_DIR/cpu 'some 100000 1000000\n' 6 poll > $C/c 2>&1 &
+	trig watch $PSI_DIR/io 'some 100000 1000000\n' 6 epoll > $C/i 2>&1 &
+	trig watch $PSI_DIR/memory 'some 100000 1000000\n' 6 select > $C/m 2>&1 &
+	wait
+	nc=$(events_n $C/c) ni=$(events_n $C/i) nm=$(events_n $C/m)
+	expect "idle cpu events: ${nc:-?}, want 0" [ "$nc" = 0 ]
+	expect "idle io events: ${ni:-?}, want 0" [ "$ni" = 0 ]
+	expect "idle memory events: ${nm:-?}, want 0" [ "$nm" = 0 ]
+	r0=$(trig_debug poll_work_runs)
+	trig watch $PSI_DIR/memory 'full 100000 1000000\n' 6 poll > $C/f 2>&1
+	r1=$(trig_debug poll_work_runs)
+	expect "fast path ran $((r1 - r0)) times in 6 idle s with a memory full trigger, want <= 2" ile $((r1 - r0)) 2
+	note "idle 6 s: events cpu $nc io $ni memory $nm; memory-full trigger alone: $((r1 - r0)) poll work runs"
+}
+
+# Unprivileged (uid 65534): a 1 s window is EINVAL, a 2 s one works and
+# is evaluated by the averaging work (no fast path).
+case_trig_unpriv() {
+	local i n r
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	r=$(trig -u 65534 write $PSI_DIR/cpu 'some 100000 1000000\n')
+	expect "uid 65534, 1 s window: '$r', want EINVAL" [ "$r" = EINVAL ]
+	for i in 1 2 3 4; do bg spin 14; done
+	trig -u 65534 watch $PSI_DIR/cpu 'some 100000 2000000\n' 11 poll > $C/w 2>&1 &
+	sleep 2
+	r=$(trig_debug triggers)
+	wait $!
+	n=$(events_n $C/w)
+	expect "unprivileged trigger counted as '$r', want '1 0' (averaging work, no fast path)" [ "$r" = "1 0" ]
+	expect "uid 65534 2 s trigger events in 11 s under spinners: ${n:-none}, want >= 3: $(tr '\n' ' ' < $C/w)" ige "${n:-0}" 3
+	note "1 s: EINVAL; 2 s: $n events at $(awk '$1 == "event" { printf "%s ", $2 }' $C/w)ms; triggers $r"
+}
+
+# Thousands of unprivileged triggers (4 x 2500, one uid) under 4 spinners:
+# the averaging work's time (triggers included) stays a small share of a
+# CPU. Measured against the same 8 s without them.
+case_trig_many() {
+	local i t0 t1 w0 w1 u0 u1 n base cost
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	for i in 1 2 3 4; do bg spin 40; done
+	t0=$(kit now) w0=$(trig_debug avgs_work_us)
+	sleep 8
+	t1=$(kit now) w1=$(trig_debug avgs_work_us)
+	base=$(((w1 - w0) * 100000 / (t1 - t0)))
+	for i in 1 2 3 4; do
+		trig -u 65534 many $PSI_DIR/cpu 'some 100000 2000000\n' 2500 20 > $C/m$i 2>&1 &
+	done
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		n=$(trig_debug triggers); n=${n%% *}
+		[ "${n:-0}" -ge 10000 ] && break
+		sleep 1
+	done
+	expect "unprivileged triggers set up: ${n:-0}, want 10000: $(cat $C/m1 $C/m2 $C/m3 $C/m4 | tr '\n' ' ')" [ "${n:-0}" = 10000 ]
+	t0=$(kit now) w0=$(trig_debug avgs_work_us) u0=$(trig_debug trigger_updates)
+	sleep 8
+	t1=$(kit now) w1=$(trig_debug avgs_work_us) u1=$(trig_debug trigger_updates)
+	cost=$(((w1 - w0) * 100000 / (t1 - t0)))
+	expect "averaging work with 10000 triggers: $((w1 - w0)) us in $(((t1 - t0) / 1000)) ms = $cost/1000 %, want < 3%" [ "$cost" -lt 3000 ]
+	expect "the triggers were evaluated: updates ${u0%% *} -> ${u1%% *}" igt "${u1%% *}" "${u0%% *}"
+	note "averaging work: without triggers $base/1000 % of a CPU, with 10000 unprivileged $cost/1000 % ($((w1 - w0)) us in $(((t1 - t0) / 1000)) ms, $((${u1%% *} - ${u0%% *})) trigger updates, events $(trig_debug trigger_events))"
+	bg_kill
+	wait
+}
+
+# A poller asleep on a trigger when the module goes: woken with
+# EPOLLERR | EPOLLPRI (select: exceptional), at once, for poll, epoll and
+# select, by rmmod and by enable=0; a holder of trigger fds that does not
+# poll outlives the module and closes them afterwards. No crash: the dmesg
+# case after this one checks the log.
+trig_wait_gone() {	# HOW MODE
+	local r out ms
+	trig wait $PSI_DIR/memory 'some 1000000 1000000\n' 60 $2 > $C/w 2>&1 &
+	for r in 1 2 3 4 5 6 7 8 9 10; do grep -q waiting $C/w 2>/dev/null && break; sleep 0.2; done
+	sleep 0.5
+	if [ $1 = rmmod ]; then r=$(timeout 30 rmmod psi_mod 2>&1; echo rc=$?)
+	else r=$(kit write $ENABLE 0); fi
+	wait $!
+	out=$(tail -1 $C/w) ms=${out##* }
+	case $2 in
+	select) expect "$1, select: '$out', want woke PRI" [ "${out% *}" = "woke PRI" ] ;;
+	*) expect "$1, $2: '$out', want woke with ERR and PRI" eval 'case "$out" in "woke "*PRI*ERR*) true ;; *) false ;; esac' ;;
+	esac
+	expect "$1, $2: woke after ${ms} ms, want < 3000" ile "${ms:-99999}" 3000
+	note "$1/$2: $out ($r)"
+	if [ $1 = rmmod ]; then mod_load > /dev/null; else kit write $ENABLE 1 > /dev/null; fi
+}
+case_trig_unload() {
+	local m r
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	for m in poll epoll select; do trig_wait_gone rmmod $m; done
+	for m in poll epoll select; do trig_wait_gone enable0 $m; done
+	# fds with triggers (privileged and not), held across the unload
+	trig many $PSI_DIR/memory 'some 100000 1000000\n' 100 6 > $C/h1 2>&1 &
+	trig -u 65534 many $PSI_DIR/io 'some 100000 2000000\n' 100 6 > $C/h2 2>&1 &
+	sleep 2
+	r=$(trig_debug triggers)
+	expect "held triggers: '$r', want '100 100'" [ "$r" = "100 100" ]
+	r=$(timeout 30 rmmod psi_mod 2>&1; echo rc=$?)
+	expect "rmmod with 200 trigger fds open: $r" [ "$r" = rc=0 ]
+	wait
+	expect "module still loaded" eval '! mod_loaded'
+	mod_load > /dev/null
+	expect "reload after: files missing" [ -f $PSI_DIR/cpu ]
+	note "holders: $(cat $C/h1 $C/h2 | tr '\n' ' ')"
+}
+
 suite_begin
 run_case load 20 case_load
 run_case format 10 case_format
@@ -235,5 +412,13 @@ run_case pidwrap 100 case_pidwrap
 run_case badparams 40 case_badparams
 run_case rmmod-readers 60 case_rmmod_readers
 run_case loadunload 120 case_loadunload
+run_case trig-abi 60 case_trig_abi
+run_case trig-cpu 30 case_trig_cpu
+run_case trig-io 30 case_trig_io
+run_case trig-mem 40 case_trig_mem
+run_case trig-idle 30 case_trig_idle
+run_case trig-unpriv 30 case_trig_unpriv
+run_case trig-many 90 case_trig_many
+run_case trig-unload 120 case_trig_unload
 run_case dmesg 20 case_dmesg
 suite_end

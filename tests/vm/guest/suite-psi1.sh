@@ -2,7 +2,7 @@
 # The module must refuse the default proc_dir (the kernel owns
 # /proc/pressure), load under proc_dir=psi_mod, and agree with the kernel.
 # The host reads the case list from the CASES= line below.
-CASES="eexist sbs-load poll sbs-idle sbs-cpu sbs-io sbs-io-free sbs-mixed sbs-hackbench thread-exec sbs-memory sbs-unload dmesg"
+CASES="eexist sbs-load poll sbs-trig-abi sbs-trig-events sbs-idle sbs-cpu sbs-io sbs-io-free sbs-mixed sbs-hackbench thread-exec sbs-memory sbs-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -217,10 +217,50 @@ case_sbs_unload() {
 	expect_format $K/memory
 }
 
+# Pressure triggers side by side: every ABI row of trig_rows (cases.sh)
+# written to the kernel's files and to psi_mod's gives the same answer,
+# and that answer is the one the psi0 suite expects.
+case_sbs_trig_abi() {
+	local r
+	trig_rows $K > $C/k
+	trig_rows $M > $C/m
+	r=$(diff $C/k $C/m | grep '^[<>]' | tr '\n' ' ')
+	expect "psi_mod's answers differ from the kernel's (< kernel, > psi_mod): $r" [ -z "$r" ]
+	echo "$TRIG_ROWS_WANT" > $C/want
+	r=$(diff $C/want $C/k | grep '^[<>]' | tr '\n' ' ')
+	expect "the kernel's answers differ from TRIG_ROWS_WANT (< want, > kernel): $r" [ -z "$r" ]
+	note "kernel: $(tr '\n' ';' < $C/k)"
+	r=$(trig wait $K/memory 'some 1000000 1000000\n' 1 poll | tail -1)
+	expect "kernel: poll on an idle trigger: '$r', want timeout" [ "$r" = timeout ]
+	r=$(trig wait $M/memory 'some 1000000 1000000\n' 1 poll | tail -1)
+	expect "psi_mod: poll on an idle trigger: '$r', want timeout" [ "$r" = timeout ]
+}
+
+# The same triggers on both under 4 spinners: privileged 100 ms / 1 s
+# and unprivileged 200 ms / 2 s cpu some; event counts side by side.
+case_sbs_trig_events() {
+	local i nk nm uk um
+	for i in 1 2 3 4; do bg spin 13; done
+	trig watch $K/cpu 'some 100000 1000000\n' 10 poll > $C/k 2>&1 &
+	trig watch $M/cpu 'some 100000 1000000\n' 10 poll > $C/m 2>&1 &
+	trig -u 65534 watch $K/cpu 'some 200000 2000000\n' 10 epoll > $C/uk 2>&1 &
+	trig -u 65534 watch $M/cpu 'some 200000 2000000\n' 10 epoll > $C/um 2>&1 &
+	wait
+	nk=$(awk '$1 == "events" { print $2 }' $C/k) nm=$(awk '$1 == "events" { print $2 }' $C/m)
+	uk=$(awk '$1 == "events" { print $2 }' $C/uk) um=$(awk '$1 == "events" { print $2 }' $C/um)
+	expect "kernel privileged events ${nk:-none}, want >= 5" ige "${nk:-0}" 5
+	expect "psi_mod privileged events ${nm:-none}, want >= 5" ige "${nm:-0}" 5
+	expect "kernel unprivileged events ${uk:-none}, want >= 3" ige "${uk:-0}" 3
+	expect "psi_mod unprivileged events ${um:-none}, want >= 3" ige "${um:-0}" 3
+	note "10 s, 4 spinners: 100ms/1s kernel $nk psi_mod $nm; uid 65534 200ms/2s kernel $uk psi_mod $um"
+}
+
 suite_begin
 run_case eexist 20 case_eexist
 run_case sbs-load 20 case_sbs_load
 run_case poll 30 case_poll
+run_case sbs-trig-abi 90 case_sbs_trig_abi
+run_case sbs-trig-events 30 case_sbs_trig_events
 run_case sbs-idle 30 case_sbs_idle
 run_case sbs-cpu 40 case_sbs_cpu
 run_case sbs-io 30 case_sbs_io

@@ -7,7 +7,9 @@
 //        pwrite at an offset, a bad user pointer, zero length, and now and then
 //        a valid boolean so the module is switched on and off under the fuzz.
 //        Every result is checked against what the interface promises:
-//        pressure files refuse every non-empty write with EOPNOTSUPP; enable
+//        pressure files take only a trigger definition (the kernel's rules:
+//        an empty or unparsable write is EINVAL, a bad pointer EFAULT; a
+//        write that happens to define a trigger is accepted whole); enable
 //        takes exactly the module's booleans (its parser is mirrored below,
 //        with the string cut at the first NUL as the kernel hands it over)
 //        and refuses the rest with EINVAL (E2BIG/EFAULT where sysfs answers
@@ -244,6 +246,19 @@ static size_t gen(char *b, size_t cap, int *kind)
 	return len;
 }
 
+
+/*
+ * A pressure-file write as the kernel's psi_write() answers it: EINVAL for
+ * an empty or unparsable one, EFAULT for a bad pointer, EBUSY for a second
+ * trigger on a descriptor, or the whole length for a trigger definition.
+ */
+static int psi_write_ok(ssize_t r, int e, size_t len)
+{
+	if (r < 0)
+		return e == EINVAL || e == EFAULT || e == EBUSY;
+	return (size_t)r == len;
+}
+
 static int do_write_fuzz(uint64_t seed, long count, const char *enable, const char *dir)
 {
 	static const char *f[] = { "cpu", "io", "memory" };
@@ -306,7 +321,7 @@ static int do_write_fuzz(uint64_t seed, long count, const char *enable, const ch
 			e = errno;
 			// the first piece is its own write: judge it, then the rest
 			if (target < 3) {
-				if (!(r < 0 && e == EOPNOTSUPP))
+				if (!psi_write_ok(r, e, cut))
 					violation("pressure piece", cut, r, e);
 			} else {
 				char t = b[cut];
@@ -336,8 +351,12 @@ static int do_write_fuzz(uint64_t seed, long count, const char *enable, const ch
 
 		if (target < 3) {
 			psi_w++;
-			if (r < 0 && e == EOPNOTSUPP)
+			if (r < 0 && e == EINVAL)
 				psi_refused++;
+			else if (r < 0 && e == EFAULT && mode == 1)
+				psi_refused++;
+			else if (r >= 0 && psi_write_ok(r, e, len))
+				psi_refused++;	// a trigger it happened to define
 			else if (r < 0 && e == ESPIPE && mode == 2 && len > 1)
 				psi_espipe++;	// seq_file fds refuse pwrite in the VFS, as the kernel's do
 			else if (len == 0 && r == 0)
@@ -387,7 +406,7 @@ static int do_write_fuzz(uint64_t seed, long count, const char *enable, const ch
 	}
 	kmsg_drain();
 	int fin = read_enable(enable);
-	printf("fuzz: seed %llu, %ld writes: pressure files %lu (refused EOPNOTSUPP %lu, pwrite ESPIPE %lu, empty %lu, skipped while off %lu); enable %lu (accepted %lu, EINVAL %lu, E2BIG %lu, EFAULT %lu, other %lu; %lu on/off switches); %lu split writes, %lu pwrites, %lu bad pointers; final enable=%c files=%d\n",
+	printf("fuzz: seed %llu, %ld writes: pressure files %lu (refused EINVAL/EFAULT or a trigger %lu, pwrite ESPIPE %lu, empty %lu, skipped while off %lu); enable %lu (accepted %lu, EINVAL %lu, E2BIG %lu, EFAULT %lu, other %lu; %lu on/off switches); %lu split writes, %lu pwrites, %lu bad pointers; final enable=%c files=%d\n",
 	       (unsigned long long)seed, count, psi_w, psi_refused, psi_espipe, psi_zero, psi_absent,
 	       en_w, en_ok, en_einval, e2big, efault, en_other, toggles, pieces, pwrites,
 	       badptr, fin == 1 ? 'Y' : fin == 0 ? 'N' : '?', files_state(dir));

@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * psi_mod: pressure triggers, the kernel's write/poll ABI on the pressure
+ * files (psi_write(), psi_trigger_create(), psi_trigger_poll() and the
+ * two aggregators of kernel/sched/psi.c, Debian's 6.1.y with the 6.5
+ * privilege rules; Documentation/accounting/psi.rst).
+ *
+ * A write of "some|full <threshold us> <window us>" creates the trigger
+ * of that file descriptor (one per descriptor: a second write is EBUSY);
+ * poll() then reports EPOLLPRI when the stall time in that state grew by
+ * at least the threshold within the last window, at most once per window;
+ * the last close destroys it. The parsing is the kernel's: the same
+ * sscanf() formats on the same 32-byte buffer; the checks are
+ * psim_trigger_check() (psi_mod_logic.h).
+ *
+ * Two aggregators, as the kernel's:
+ *  - unprivileged triggers (the opener lacks CAP_SYS_RESOURCE; windows in
+ *    multiples of 2 s only) are evaluated by the averaging work once per
+ *    2 s period (psi_aggregate.c calls psim_triggers_avgs_update()), so
+ *    they cost no work of their own however many there are;
+ *  - privileged ones by the fast path: a work item on a high-priority
+ *    workqueue that, once a watched state is in effect on some CPU (the
+ *    probes' psim_poll_kick()), collects the per-CPU times ten times per
+ *    (smallest) window and keeps doing so for one window after the watched
+ *    states last moved; then it stops, and the next such state restarts
+ *    it. No privileged trigger anywhere: a static branch in the probes
+ *    that is never taken.
+ *
+ * Lifetimes. A trigger lives in kmalloc'ed memory owned by its file: the
+ * write creates it, ->proc_release destroys it, exactly once (procfs calls
+ * ->proc_release once per open file, at the last close or from
+ * proc_remove() for files still open). Pollers sleep on the trigger's
+ * wait queue. At a normal last close nobody can be sleeping there
+ * (select/poll hold a reference to the file while they sleep; epoll drops
+ * its entries before ->release). But proc_remove() at unload or enable=0
+ * closes files that are still open, with pollers asleep on them; so
+ * psim_triggers_shutdown() runs first, while the files still answer:
+ * every later poll answers EPOLLERR | EPOLLPRI and adds no waiter, every
+ * waiter is woken with EPOLLERR | EPOLLPRI, epoll (aio, io_uring) entries
+ * are detached with POLLFREE, and it waits until the select/poll waiters
+ * have left the queues, so that no wait queue is freed under a waiter.
+ */
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/jiffies.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/poll.h>
+#include <linux/rwsem.h>
+#include <linux/sched/clock.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+
+#include "psi_mod.h"
+
+struct psim_trigger {
+	struct list_head node;
+	struct psim_trigger_win w;	/* the window arithmetic */
+	enum psim_agg agg;		/* PSIM_POLL if privileged */
+	int event;			/* an event poll has not reported */
+	bool told;			/* a poll saw the shutdown */
+	bool had_waiters;		/* someone slept here at shutdown */
+	wait_queue_head_t wait;
+};
+
+/*
+ * Unprivileged triggers: evaluated under the averaging lock (psi_aggregate.c)
+ * and this one inside it.
+ */
+static LIST_HEAD(psim_avg_triggers);
+static DEFINE_MUTEX(psim_avg_lock);
+
+/*
+ * Privileged triggers and the fast path's state: its list, totals, windows
+ * and schedule, all under psim_poll_lock (the kernel's
+ * rtpoll_trigger_lock).
+ */
+static LIST_HEAD(psim_poll_triggers);
+static DEFINE_MUTEX(psim_poll_lock);
+static unsigned int psim_poll_nr[PSIM_NR_STATES];
+static u64 psim_poll_min_period = U64_MAX;
+static u64 psim_poll_until;
+static u64 psim_poll_next_update = U64_MAX;
+static u64 psim_poll_total[PSIM_NR_STATES - 1];	/* group->total[PSI_POLL] */
+static u64 psim_poll_seen[PSIM_NR_STATES - 1];	/* group->rtpoll_total */
+
+/* Read by the probes (psim_poll_kick()). */
+DEFINE_STATIC_KEY_FALSE(psim_poll_key);
+u32 psim_poll_states;
+atomic_t psim_poll_scheduled;
+struct workqueue_struct *psim_poll_wq;
+static void psim_poll_work_fn(struct work_struct *work);
+DECLARE_DELAYED_WORK(psim_poll_work, psim_poll_work_fn);
+
+/*
+ * Shutdown: set under the write side, read by every poll and write under
+ * the read side, so that once it is set no poll is left that missed it.
+ */
+static DECLARE_RWSEM(psim_trig_rwsem);
+static bool psim_trig_dead;
+
+/* debugfs counters (under the list locks, or atomic enough for a view) */
+static unsigned long psim_trig_nr[PSIM_NR_AGGS];
+static unsigned long psim_trig_created[PSIM_NR_AGGS];
+static unsigned long psim_trig_destroyed[PSIM_NR_AGGS];
+static unsigned long psim_trig_events[PSIM_NR_AGGS];
+static unsigned long psim_trig_evals[PSIM_NR_AGGS];
+static unsigned long psim_poll_runs;
+static u64 psim_poll_work_ns;
+
+/* Generate an event: the kernel's update_triggers() tail. */
+static void psim_trigger_signal(struct psim_trigger *t)
+{
+	if (cmpxchg(&t->event, 0, 1) == 0)
+		wake_up_interruptible(&t->wait);
+	psim_trig_events[t->agg]++;
+}
+
+/* Every unprivileged trigger, with the averaging lock held. */
+void psim_triggers_avgs_update(u64 now, const u64 *total, const u64 *seen)
+{
+	struct psim_trigger *t;
+	bool update_total = false;
+
+	if (list_empty(&psim_avg_triggers))
+		return;
+	mutex_lock(&psim_avg_lock);
+	list_for_each_entry(t, &psim_avg_triggers, node) {
+		psim_trig_evals[PSIM_AVGS]++;
+		if (psim_trigger_update(&t->w, now, total, seen,
+					&update_total))
+			psim_trigger_signal(t);
+	}
+	mutex_unlock(&psim_avg_lock);
+}
+
+/*
+ * Queue the fast path unless it is queued already, or @force: re-arm it
+ * even so (the kernel's psi_schedule_rtpoll_work()).
+ */
+static void psim_poll_schedule(unsigned long delay, bool force)
+{
+	if (atomic_xchg(&psim_poll_scheduled, 1) && !force)
+		return;
+	mod_delayed_work(psim_poll_wq, &psim_poll_work, delay);
+}
+
+/* Entering polling mode: every window starts now (init_rtpoll_triggers()). */
+static void psim_poll_init_windows(u64 now)
+{
+	struct psim_trigger *t;
+
+	list_for_each_entry(t, &psim_poll_triggers, node)
+		psim_window_reset(&t->w.win, now, psim_poll_total[t->w.state],
+				  0);
+	memcpy(psim_poll_seen, psim_poll_total, sizeof(psim_poll_seen));
+	psim_poll_next_update = now + psim_poll_min_period;
+}
+
+/*
+ * The fast path (the kernel's psi_rtpoll_work()): collect, and while a
+ * watched state's time moves keep updating the triggers every
+ * min_period (a tenth of the smallest window), for one window more after
+ * the last move; then let the probes restart it.
+ */
+static void psim_poll_work_fn(struct work_struct *work)
+{
+	bool force = false, update_total = false;
+	struct psim_trigger *t;
+	u32 changed;
+	u64 now, t0;
+
+	mutex_lock(&psim_poll_lock);
+	t0 = sched_clock();
+	now = t0;
+	psim_poll_runs++;
+	if (now > psim_poll_until) {
+		/*
+		 * About to start, or to stop if nothing moved. Clear the flag
+		 * before reading the states: a probe that changes a state
+		 * after our read sees it clear and queues us again.
+		 */
+		atomic_set(&psim_poll_scheduled, 0);
+		/* pairs with the probe's atomic_xchg() (a full barrier) */
+		smp_mb();
+	} else {
+		/* inside the polling window: keep going */
+		force = true;
+	}
+	if (list_empty(&psim_poll_triggers)) {
+		atomic_set(&psim_poll_scheduled, 0);
+		psim_poll_until = 0;
+		psim_poll_next_update = U64_MAX;
+		goto out;
+	}
+
+	changed = psim_collect_poll(psim_poll_total);
+	if (changed & psim_poll_states) {
+		if (now > psim_poll_until)
+			psim_poll_init_windows(now);
+		psim_poll_until = now + psim_poll_min_period *
+					PSIM_UPDATES_PER_WINDOW;
+	}
+	if (now > psim_poll_until) {
+		psim_poll_next_update = U64_MAX;
+		goto out;
+	}
+	if (now >= psim_poll_next_update) {
+		list_for_each_entry(t, &psim_poll_triggers, node) {
+			psim_trig_evals[PSIM_POLL]++;
+			if (psim_trigger_update(&t->w, now, psim_poll_total,
+						psim_poll_seen, &update_total))
+				psim_trigger_signal(t);
+		}
+		psim_poll_next_update = now + psim_poll_min_period;
+		if (update_total)
+			memcpy(psim_poll_seen, psim_poll_total,
+			       sizeof(psim_poll_seen));
+	}
+	psim_poll_schedule(nsecs_to_jiffies(psim_poll_next_update - now) + 1,
+			   force);
+out:
+	psim_poll_work_ns += sched_clock() - t0;
+	mutex_unlock(&psim_poll_lock);
+}
+
+/* Add @t to its aggregator; returns with it evaluated from now on. */
+static void psim_trigger_add(struct psim_trigger *t)
+{
+	if (t->agg == PSIM_AVGS) {
+		/* the window starts at the averaging totals of now */
+		u64 v = psim_aggregate_total(t->w.state);
+
+		psim_window_reset(&t->w.win, sched_clock(), v, 0);
+		mutex_lock(&psim_avg_lock);
+		list_add(&t->node, &psim_avg_triggers);
+		psim_trig_nr[PSIM_AVGS]++;
+		psim_trig_created[PSIM_AVGS]++;
+		mutex_unlock(&psim_avg_lock);
+		return;
+	}
+
+	mutex_lock(&psim_poll_lock);
+	psim_window_reset(&t->w.win, sched_clock(),
+			  psim_poll_total[t->w.state], 0);
+	list_add(&t->node, &psim_poll_triggers);
+	psim_poll_min_period = min(psim_poll_min_period,
+				   div_u64(t->w.win.size,
+					   PSIM_UPDATES_PER_WINDOW));
+	psim_poll_nr[t->w.state]++;
+	WRITE_ONCE(psim_poll_states, psim_poll_states | BIT(t->w.state));
+	psim_trig_nr[PSIM_POLL]++;
+	psim_trig_created[PSIM_POLL]++;
+	mutex_unlock(&psim_poll_lock);
+	static_branch_inc(&psim_poll_key);
+	/*
+	 * Look once now: the watched state may be in effect already and
+	 * change no CPU's mask for a while (the kernel polls once when its
+	 * worker starts).
+	 */
+	psim_poll_schedule(1, true);
+}
+
+static void psim_trigger_del(struct psim_trigger *t)
+{
+	struct psim_trigger *tmp;
+	u64 period = U64_MAX;
+
+	if (t->agg == PSIM_AVGS) {
+		mutex_lock(&psim_avg_lock);
+		list_del(&t->node);
+		psim_trig_nr[PSIM_AVGS]--;
+		psim_trig_destroyed[PSIM_AVGS]++;
+		mutex_unlock(&psim_avg_lock);
+		return;
+	}
+
+	mutex_lock(&psim_poll_lock);
+	list_del(&t->node);
+	if (!--psim_poll_nr[t->w.state])
+		WRITE_ONCE(psim_poll_states,
+			   psim_poll_states & ~BIT(t->w.state));
+	list_for_each_entry(tmp, &psim_poll_triggers, node)
+		period = min(period, div_u64(tmp->w.win.size,
+					     PSIM_UPDATES_PER_WINDOW));
+	psim_poll_min_period = period;
+	if (!psim_poll_states)
+		psim_poll_until = 0;	/* a work still queued finds none */
+	psim_trig_nr[PSIM_POLL]--;
+	psim_trig_destroyed[PSIM_POLL]++;
+	mutex_unlock(&psim_poll_lock);
+	static_branch_dec(&psim_poll_key);
+}
+
+/*
+ * A write to a pressure file, as the kernel's psi_write(): at most 32
+ * bytes copied, the last one replaced by the terminating NUL; an empty
+ * write EINVAL; one trigger per descriptor (EBUSY, before any parsing);
+ * the same sscanf() formats. The privilege is the opener's (f_cred): a
+ * privileged opener may hand the descriptor to anyone.
+ */
+ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
+			   size_t nbytes, enum psim_res res)
+{
+	struct seq_file *seq = file->private_data;
+	size_t len = psim_trigger_copy_len(nbytes);
+	char buf[PSIM_TRIGGER_BUF];
+	u32 threshold_us, window_us;
+	enum psim_states state;
+	struct psim_trigger *t;
+	bool privileged, full;
+	int ret;
+
+	if (!len)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len - 1] = '\0';
+
+	mutex_lock(&seq->lock);
+	if (seq->private) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (sscanf(buf, "some %u %u", &threshold_us, &window_us) == 2) {
+		full = false;
+	} else if (sscanf(buf, "full %u %u", &threshold_us, &window_us) == 2) {
+		full = true;
+	} else {
+		ret = -EINVAL;
+		goto out;
+	}
+	privileged = cap_raised(file->f_cred->cap_effective, CAP_SYS_RESOURCE);
+	ret = psim_trigger_check(res, full, threshold_us, window_us,
+				 privileged, &state);
+	if (ret)
+		goto out;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+	if (!t) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	psim_trigger_init(&t->w, state, threshold_us, window_us, 0, 0);
+	t->agg = privileged ? PSIM_POLL : PSIM_AVGS;
+	init_waitqueue_head(&t->wait);
+
+	down_read(&psim_trig_rwsem);
+	if (psim_trig_dead) {
+		/* the files are going away: as procfs answers after that */
+		up_read(&psim_trig_rwsem);
+		kfree(t);
+		ret = -EIO;
+		goto out;
+	}
+	psim_trigger_add(t);
+	up_read(&psim_trig_rwsem);
+	/* a trigger fully set up before poll sees it (smp_load_acquire()) */
+	smp_store_release(&seq->private, t);
+	ret = nbytes;
+out:
+	mutex_unlock(&seq->lock);
+	return ret;
+}
+
+/*
+ * poll() as the kernel's psi_trigger_poll(): without a trigger at once
+ * DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI; with one, EPOLLPRI once per
+ * event. Once the files are going away, EPOLLERR | EPOLLPRI at once and
+ * no new waiter.
+ */
+__poll_t psim_trigger_poll(struct file *file, poll_table *wait)
+{
+	struct seq_file *seq = file->private_data;
+	__poll_t ret = DEFAULT_POLLMASK;
+	struct psim_trigger *t;
+
+	/* pairs with the write's smp_store_release() */
+	t = smp_load_acquire(&seq->private);
+	down_read(&psim_trig_rwsem);
+	if (!t || psim_trig_dead) {
+		if (t)
+			WRITE_ONCE(t->told, true);
+		ret |= EPOLLERR | EPOLLPRI;
+		goto out;
+	}
+	poll_wait(file, &t->wait, wait);
+	if (cmpxchg(&t->event, 1, 0) == 1)
+		ret |= EPOLLPRI;
+out:
+	up_read(&psim_trig_rwsem);
+	return ret;
+}
+
+/*
+ * The file's last close, or proc_remove() closing it: the one place a
+ * trigger is destroyed. Nobody can be waiting on it any more (see the
+ * lifetimes note at the top).
+ */
+void psim_trigger_release(struct file *file)
+{
+	struct seq_file *seq = file->private_data;
+	struct psim_trigger *t = seq->private;
+
+	if (!t)
+		return;
+	seq->private = NULL;
+	psim_trigger_del(t);
+	kfree(t);
+}
+
+/* Run @fn on every trigger, under the list locks. */
+static void psim_triggers_each(void (*fn)(struct psim_trigger *t, void *arg),
+			       void *arg)
+{
+	struct psim_trigger *t;
+
+	mutex_lock(&psim_avg_lock);
+	list_for_each_entry(t, &psim_avg_triggers, node)
+		fn(t, arg);
+	mutex_unlock(&psim_avg_lock);
+	mutex_lock(&psim_poll_lock);
+	list_for_each_entry(t, &psim_poll_triggers, node)
+		fn(t, arg);
+	mutex_unlock(&psim_poll_lock);
+}
+
+static bool psim_waiters(struct psim_trigger *t)
+{
+	bool busy;
+
+	spin_lock_irq(&t->wait.lock);
+	busy = !list_empty(&t->wait.head);
+	spin_unlock_irq(&t->wait.lock);
+	return busy;
+}
+
+static void psim_wake_dead(struct psim_trigger *t, void *arg)
+{
+	t->had_waiters = psim_waiters(t);
+	wake_up_poll(&t->wait, EPOLLERR | EPOLLPRI);
+}
+
+/* Still to re-poll after the wakeup: a waiter that has not seen it. */
+static void psim_count_untold(struct psim_trigger *t, void *arg)
+{
+	if (t->had_waiters && !READ_ONCE(t->told))
+		(*(unsigned long *)arg)++;
+}
+
+/*
+ * Detach the waiters that keep their entry across wakeups (epoll, aio,
+ * io_uring): POLLFREE makes them drop it at once (wake_up_pollfree(),
+ * without its warning: select/poll entries may still be there, and leave
+ * by themselves, see below).
+ */
+static void psim_pollfree(struct psim_trigger *t, void *arg)
+{
+	__wake_up(&t->wait, TASK_NORMAL, 0, poll_to_key(EPOLLHUP | POLLFREE));
+}
+
+static void psim_count_waiters(struct psim_trigger *t, void *arg)
+{
+	if (psim_waiters(t))
+		(*(unsigned long *)arg)++;
+}
+
+/*
+ * Before the files go (unload, enable=0): see the lifetimes note at the
+ * top. Afterwards every trigger's wait queue is empty and stays so, and
+ * proc_remove() may destroy the triggers through ->proc_release.
+ */
+void psim_triggers_shutdown(void)
+{
+	unsigned long n, waited_ms = 0;
+
+	down_write(&psim_trig_rwsem);
+	psim_trig_dead = true;
+	up_write(&psim_trig_rwsem);
+	/* every poll from here on answers EPOLLERR | EPOLLPRI and adds nothing */
+	psim_triggers_each(psim_wake_dead, NULL);
+
+	/*
+	 * Give the woken a moment to poll again while the files still answer
+	 * (after proc_remove() procfs answers DEFAULT_POLLMASK only, without
+	 * the error an epoll consumer waits for). A consumer that is not in
+	 * poll now cannot be waited for: at most 2 s.
+	 */
+	for (;;) {
+		n = 0;
+		psim_triggers_each(psim_count_untold, &n);
+		if (!n || waited_ms >= 2000)
+			break;
+		msleep(20);
+		waited_ms += 20;
+	}
+
+	psim_triggers_each(psim_pollfree, NULL);
+	/*
+	 * select() and poll() remove their entries when they return, which
+	 * the wakeup above makes them do: wait for that, however long (their
+	 * removal takes the queue's lock, so the queue must outlive them).
+	 */
+	for (waited_ms = 0;; waited_ms += 20) {
+		n = 0;
+		psim_triggers_each(psim_count_waiters, &n);
+		if (!n)
+			break;
+		if (waited_ms == 10000)
+			pr_warn("%lu pressure trigger(s) still have pollers after 10 s; waiting for them to leave\n",
+				n);
+		msleep(20);
+	}
+	/* POLLFREE's rule: epoll reads the queue head under RCU */
+	synchronize_rcu();
+}
+
+int psim_triggers_start(void)
+{
+	/*
+	 * The fast path's work: high priority (it reports stalls while the
+	 * CPUs are busy), unbound, one at a time.
+	 */
+	psim_poll_wq = alloc_workqueue("psi_mod_poll",
+				       WQ_UNBOUND | WQ_HIGHPRI | WQ_FREEZABLE,
+				       1);
+	if (!psim_poll_wq)
+		return -ENOMEM;
+	psim_trig_dead = false;
+	atomic_set(&psim_poll_scheduled, 0);
+	psim_poll_min_period = U64_MAX;
+	psim_poll_until = 0;
+	psim_poll_next_update = U64_MAX;
+	memset(psim_poll_total, 0, sizeof(psim_poll_total));
+	memset(psim_poll_seen, 0, sizeof(psim_poll_seen));
+	memset(psim_trig_events, 0, sizeof(psim_trig_events));
+	memset(psim_trig_evals, 0, sizeof(psim_trig_evals));
+	memset(psim_trig_created, 0, sizeof(psim_trig_created));
+	memset(psim_trig_destroyed, 0, sizeof(psim_trig_destroyed));
+	psim_poll_runs = 0;
+	psim_poll_work_ns = 0;
+	return 0;
+}
+
+/* After the files and the probes are gone: no trigger is left. */
+void psim_triggers_stop(void)
+{
+	WARN_ON_ONCE(!list_empty(&psim_avg_triggers) ||
+		     !list_empty(&psim_poll_triggers));
+	cancel_delayed_work_sync(&psim_poll_work);
+	destroy_workqueue(psim_poll_wq);
+	psim_poll_wq = NULL;
+}
+
+void psim_triggers_debug(struct psim_triggers_debug *d)
+{
+	mutex_lock(&psim_avg_lock);
+	d->nr[PSIM_AVGS] = psim_trig_nr[PSIM_AVGS];
+	d->events[PSIM_AVGS] = psim_trig_events[PSIM_AVGS];
+	d->evals[PSIM_AVGS] = psim_trig_evals[PSIM_AVGS];
+	d->created = psim_trig_created[PSIM_AVGS];
+	d->destroyed = psim_trig_destroyed[PSIM_AVGS];
+	mutex_unlock(&psim_avg_lock);
+	mutex_lock(&psim_poll_lock);
+	d->nr[PSIM_POLL] = psim_trig_nr[PSIM_POLL];
+	d->events[PSIM_POLL] = psim_trig_events[PSIM_POLL];
+	d->evals[PSIM_POLL] = psim_trig_evals[PSIM_POLL];
+	d->created += psim_trig_created[PSIM_POLL];
+	d->destroyed += psim_trig_destroyed[PSIM_POLL];
+	d->poll_runs = psim_poll_runs;
+	d->poll_work_ns = psim_poll_work_ns;
+	d->poll_states = psim_poll_states;
+	d->poll_min_period = psim_poll_min_period;
+	mutex_unlock(&psim_poll_lock);
+}
