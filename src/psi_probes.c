@@ -59,9 +59,11 @@
  * Where two CPUs' locks are held, the lower CPU's is taken first.
  *
  * Invariant: a task's counted flags (the low bits of its word) are counted
- * exactly once, on the CPU its word names. Every event first moves a word
- * that names another CPU to its own (psim_word_on()), then changes
- * flags and counts together under that CPU's lock.
+ * exactly once, on the CPU its word names, and a word, flags or not, is
+ * changed only under the lock of the CPU it names. Every event first
+ * claims a word that names another CPU for its own (psim_word_on(), under
+ * both locks, the counts moving along), then changes flags and counts
+ * together under its CPU's lock.
  *
  * A task the module has not seen yet (it existed before the load) has word
  * 0, "not counted", and every transition is a total function of the word
@@ -208,7 +210,7 @@ retry:
 		return NULL;
 	v = READ_ONCE(*w);
 	old = psim_wcpu(v);
-	if (old == cpu || !(v & PSIM_TSK_MASK))
+	if (old == cpu)
 		return w;
 	opc = per_cpu_ptr(&psim_pcpu, old);
 	if (old < cpu) {
@@ -235,30 +237,35 @@ retry:
 			goto retry;
 		}
 	}
-	psim_cpu_counts(&opc->st, v & PSIM_TSK_MASK, 0);
-	psim_update(&opc->st, old);
-	raw_spin_unlock(&opc->lock);
-	psim_cpu_counts(&pc->st, 0, v & PSIM_TSK_MASK);
-	psim_update(&pc->st, cpu);
-	pc->relocations++;
+	if (v & PSIM_TSK_MASK) {
+		psim_cpu_counts(&opc->st, v & PSIM_TSK_MASK, 0);
+		psim_update(&opc->st, old);
+		psim_cpu_counts(&pc->st, 0, v & PSIM_TSK_MASK);
+		psim_update(&pc->st, cpu);
+		pc->relocations++;
+	}
+	/* from here on the word is this CPU's, and so is its lock */
 	psim_store(w, psim_lo(v), cpu);
+	raw_spin_unlock(&opc->lock);
 	return w;
 }
 
 /*
- * @p's word, with its flags counted on @cpu; NULL for a pid outside the
- * table. With @pc (@cpu's) locked and interrupts off.
+ * @p's word, naming @cpu: its flags counted there, and guarded by @pc's
+ * lock from here on. A word that names another CPU is guarded by that
+ * CPU's lock, even with no flag set: a probe there may be setting one
+ * right now. So it is claimed under both locks, its counts moved along.
+ * NULL for a pid outside the table. With @pc (@cpu's) locked and
+ * interrupts off.
  */
 static inline u32 *psim_word_on(struct psim_pcpu *pc, struct task_struct *p,
 				unsigned int cpu)
 {
 	u32 *w = psim_word(p);
-	u32 v;
 
 	if (unlikely(!w))
 		return NULL;
-	v = READ_ONCE(*w);
-	if (unlikely(psim_wcpu(v) != cpu && (v & PSIM_TSK_MASK)))
+	if (unlikely(psim_wcpu(READ_ONCE(*w)) != cpu))
 		w = psim_relocate_locked_slow(pc, p, cpu);
 	return w;
 }
@@ -455,9 +462,9 @@ static void psim_probe_migrate(void *data, struct task_struct *p, int dest_cpu)
 again:
 	psim_lock_two(src_cpu, dest_cpu);
 	w = p->pid ? psim_word(p) : NULL;
-	v = w ? READ_ONCE(*w) : 0;
-	if (!(v & PSIM_TSK_MASK))
+	if (!w)
 		goto out;
+	v = READ_ONCE(*w);
 	/* counts where no tracepoint showed them go (see psim_word_on()) */
 	cur = psim_wcpu(v);
 	if (cur != src_cpu && cur != dest_cpu) {
@@ -483,15 +490,18 @@ again:
 	} else {
 		lo = psim_task_migrate(psim_lo(v), &clear, &set);
 	}
-	pc = per_cpu_ptr(&psim_pcpu, cur);
-	psim_cpu_counts(&pc->st, clear, 0);
-	psim_update(&pc->st, cur);
+	/* a word without flags moves too: dest's lock guards it from now on */
+	if (clear) {
+		pc = per_cpu_ptr(&psim_pcpu, cur);
+		psim_cpu_counts(&pc->st, clear, 0);
+		psim_update(&pc->st, cur);
+		if (cur != src_cpu)
+			pc->relocations++;
+	}
 	if (set) {
 		psim_cpu_counts(&pd->st, 0, set);
 		psim_update(&pd->st, dest_cpu);
 	}
-	if (cur != src_cpu)
-		pc->relocations++;
 	psim_store(w, lo, dest_cpu);
 out:
 	psim_unlock_two(src_cpu, dest_cpu);
