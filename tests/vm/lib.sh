@@ -49,20 +49,13 @@ kernel_hz() {
 }
 module_dir() { echo "${PSI_VM_MODDIR:-/lib/modules/$1}"; }
 
-# Build psi_mod.ko for $1 and print its path. Prefer the repo's own
-# `make module KVER=` target (the Makefile belongs to the module author);
-# until it exists fall back to the plain kbuild invocation it wraps.
+# Build psi_mod.ko for $1 with the repo's `make module` and print its path.
 build_module() {
 	local kver=$1 kdir
 	kdir=$(module_dir "$kver")/build
 	[ -d "$kdir" ] || die "no kernel build tree at $kdir (install linux-headers for $kver)"
-	if [ -f "$PSI_REPO/Makefile" ] && make -C "$PSI_REPO" -n module KVER="$kver" >/dev/null 2>&1; then
-		log "building module: make -C $PSI_REPO module KVER=$kver KDIR=$kdir"
-		make -C "$PSI_REPO" module KVER="$kver" KDIR="$kdir" >&2 || return 1
-	else
-		log "building module: make -C $kdir M=$PSI_REPO modules (no 'module' target yet)"
-		make -C "$kdir" M="$PSI_REPO" modules >&2 || return 1
-	fi
+	log "building module: make -C $PSI_REPO module KVER=$kver KDIR=$kdir"
+	make -C "$PSI_REPO" module KVER="$kver" KDIR="$kdir" >&2 || return 1
 	[ -f "$PSI_REPO/psi_mod.ko" ] || { echo "build produced no psi_mod.ko" >&2; return 1; }
 	# A module built against other headers would fail in the guest with a
 	# confusing ENOEXEC; catch it here with a clear message.
