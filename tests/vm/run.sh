@@ -79,7 +79,7 @@ disk=$(make_disk)
 
 for s in "${suite_list[@]}"; do
 	case "$s" in
-	psi0) psi=0 limit=480 ;;
+	psi0) psi=0 limit=720 ;;
 	psi1) psi=1 limit=300 ;;
 	kernel) psi=1 limit=300 ;;
 	*) psi=0 limit=300 ;;
