@@ -265,17 +265,20 @@ case_trig_io() {
 	note "epoll: $n events, min gap $(events_gaps $C/w) ms"
 }
 
-# Two memory hogs (reclaim, then the OOM killer: some 30 ms of memory
-# stall in all, psi0's mem case): a 10 ms / 1 s memory some trigger,
-# waited for with select().
+# Memory hogs in a guest without swap: reclaim, then the OOM killer, a
+# few tens of ms of memory stall in all, in bursts around the kills. A
+# 1 ms / 1 s memory some trigger, waited for with select(): each burst
+# crosses it. Three hogs, one after another, so that there are several.
 case_trig_mem() {
 	local n a b w
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
 	a=$(psi_val $PSI_DIR/memory some total)
-	trig watch $PSI_DIR/memory 'some 10000 1000000\n' 12 select > $C/w 2>&1 &
+	trig watch $PSI_DIR/memory 'some 1000 1000000\n' 12 select > $C/w 2>&1 &
 	w=$!
 	sleep 1
 	bg memhog 420 10; bg memhog 420 10
+	sleep 3
+	bg memhog 420 6
 	wait $w
 	b=$(psi_val $PSI_DIR/memory some total)
 	n=$(events_n $C/w)
