@@ -69,9 +69,14 @@ static bool psim_avgs_chained;
  * Fold the per-CPU state times since aggregator @agg's last call into its
  * @total. Returns the states that changed, with PSIM_STATE_RESCHEDULE when
  * there is task activity that the averaging clock should keep sampling; in
- * *@busy the CPU with the most runnable tasks (its own worker aside), or
- * -1 if none runs any, and in *@sleepers whether tasks stall asleep (these
- * three only @from_work).
+ * *@busy, of the CPUs that run a task now (its own worker aside), the one
+ * non-idle longest since the last sample, or -1 if none runs any; in
+ * *@sleepers whether tasks stall asleep (these three only @from_work).
+ *
+ * Not the CPU with the most runnable tasks at this instant: where the
+ * timer fired, the timers that share its wheel bucket have just woken
+ * their tasks too, so an idle CPU looks as busy as one that runs all the
+ * time, and the timer would stay on the CPU that is idle in between.
  */
 static u32 psim_collect(enum psim_agg agg, u64 *total, bool from_work,
 			int *busy, bool *sleepers)
@@ -79,7 +84,7 @@ static u32 psim_collect(enum psim_agg agg, u64 *total, bool from_work,
 	u64 deltas[PSIM_NR_STATES - 1] = { 0, };
 	int this_cpu = raw_smp_processor_id();
 	unsigned long nonidle_total = 0;
-	unsigned int most = 0;
+	u64 most = 0;
 	u32 changed_all = 0;
 	int cpu;
 
@@ -121,8 +126,9 @@ static u32 psim_collect(enum psim_agg agg, u64 *total, bool from_work,
 		}
 		if (resched)
 			changed_all |= PSIM_STATE_RESCHEDULE;
-		if (running > most && cpu_online(cpu)) {
-			most = running;
+		if (running && cpu_online(cpu) &&
+		    (*busy < 0 || times[PSIM_NONIDLE] > most)) {
+			most = times[PSIM_NONIDLE];
 			*busy = cpu;
 		}
 		if (snap.tasks[PSIM_NR_IOWAIT] || snap.tasks[PSIM_NR_MEMSTALL])
