@@ -42,10 +42,16 @@ enum psim_agg {
 	PSIM_NR_AGGS,
 };
 
-void psim_aggregate_start(bool warmup);
+void psim_aggregate_start(bool warmup, bool percpu);
 void psim_aggregate_stop(void);
 void psim_aggregate_read(enum psim_res res, unsigned long avg[2][3],
 			 u64 total[2]);
+void psim_aggregate_read_percpu(enum psim_res res,
+				void (*show)(void *arg, int cpu,
+					     unsigned long avg[2][3],
+					     u64 total[2]),
+				void *arg);
+u64 psim_aggregate_cpu_nonidle(int cpu);
 u32 psim_collect_poll(u64 *total);
 u64 psim_aggregate_total(enum psim_states s);
 
@@ -132,7 +138,7 @@ static inline void psim_poll_kick(u32 mask)
 }
 
 /* psi_proc.c */
-int psim_proc_create(const char *dir);
+int psim_proc_create(const char *dir, bool percpu);
 void psim_proc_remove(void);
 
 #endif /* PSI_MOD_H */

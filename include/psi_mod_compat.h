@@ -93,6 +93,13 @@ struct compact_control;
 #define psim_task_sched_delayed(p)	false
 #endif
 
+/* A proc file's private data: PDE_DATA() until 5.17 renamed it. */
+#if PSIM_KERNEL_AT_LEAST(5, 17)
+#define psim_pde_data(inode)	pde_data(inode)
+#else
+#define psim_pde_data(inode)	PDE_DATA(inode)
+#endif
+
 /*
  * A probe table entry that cannot exist unchecked. The register_trace_<tp>()
  * helper that the trace/events headers declare takes a pointer to exactly the

@@ -9,7 +9,8 @@
  * and 300 s averages (the arithmetic is in psi_mod_logic.h). The work
  * stops when nothing but itself ran, and the next task change restarts
  * it; where its timer sits is below. A read folds in what is pending
- * first, so no reader sees stale numbers.
+ * first, so no reader sees stale numbers. With percpu=1 each CPU's own
+ * times are kept and averaged beside, unweighted.
  */
 #include <linux/cpu.h>
 #include <linux/jiffies.h>
@@ -26,6 +27,15 @@
 
 static struct psim_group psim_group;
 static DEFINE_MUTEX(psim_avgs_lock);
+/*
+ * The per-CPU view (percpu=1): each CPU's own state times as totals and
+ * averages, on the system group's grid. Nothing the kernel shows: its
+ * per-CPU times only ever enter the weighted system-wide figure.
+ */
+static bool psim_percpu;
+static DEFINE_PER_CPU(struct psim_group, psim_cpu_group);
+/* each CPU's non-idle time, ns: its weight in the system-wide figure */
+static DEFINE_PER_CPU(u64, psim_cpu_nonidle);
 /*
  * What each aggregator saw last of each CPU, touched by it alone (under
  * its own lock): the averaging one, and the trigger fast path
@@ -108,6 +118,14 @@ static u32 psim_collect(enum psim_agg agg, u64 *total, bool from_work,
 		nonidle_total += nonidle;
 		psim_accumulate(deltas, times, nonidle);
 		changed_all |= changed;
+		if (agg == PSIM_AVGS && psim_percpu) {
+			struct psim_group *g = &per_cpu(psim_cpu_group, cpu);
+			int s;
+
+			for (s = 0; s < PSIM_NONIDLE; s++)
+				g->total[s] += times[s];
+			per_cpu(psim_cpu_nonidle, cpu) += times[PSIM_NONIDLE];
+		}
 
 		if (!from_work)
 			continue;
@@ -184,6 +202,16 @@ static u32 psim_aggregate(bool from_work, u64 *now, int *busy,
 					  psim_group.avg_total);
 		psim_group.avg_next_update = psim_update_averages(&psim_group,
 								  *now);
+		if (psim_percpu) {
+			struct psim_group *g;
+			int cpu;
+
+			for_each_possible_cpu(cpu) {
+				g = &per_cpu(psim_cpu_group, cpu);
+				g->avg_next_update = psim_update_averages(g,
+									  *now);
+			}
+		}
 	}
 	return changed;
 }
@@ -239,6 +267,20 @@ static void psim_avgs_work_fn(struct work_struct *work)
 	mutex_unlock(&psim_avgs_lock);
 }
 
+/* A group's figures of one resource as shown: see psim_aggregate_read(). */
+static void psim_group_shown(const struct psim_group *g, enum psim_res res,
+			     unsigned long avg[2][3], u64 total[2])
+{
+	int full, i;
+
+	for (full = 0; full < 2; full++) {
+		for (i = 0; i < 3; i++)
+			avg[full][i] = psim_avg_shown(g->avg[res * 2 + full][i],
+						      g->seen[i]);
+		total[full] = g->total[res * 2 + full];
+	}
+}
+
 /*
  * One resource's averages as shown (avg[some/full][10s/60s/300s]) and its
  * totals in ns, up to date: a read folds in what is pending first.
@@ -246,19 +288,50 @@ static void psim_avgs_work_fn(struct work_struct *work)
 void psim_aggregate_read(enum psim_res res, unsigned long avg[2][3],
 			 u64 total[2])
 {
-	int full, i, busy;
 	bool sleepers;
 	u64 now;
+	int busy;
 
 	mutex_lock(&psim_avgs_lock);
 	psim_aggregate(false, &now, &busy, &sleepers);
-	for (full = 0; full < 2; full++) {
-		for (i = 0; i < 3; i++)
-			avg[full][i] = psim_avg_shown(psim_group.avg[res * 2 + full][i],
-						      psim_group.seen[i]);
-		total[full] = psim_group.total[res * 2 + full];
+	psim_group_shown(&psim_group, res, avg, total);
+	mutex_unlock(&psim_avgs_lock);
+}
+
+/*
+ * The per-CPU view of one resource: @show(@arg, cpu, avg, total) for each
+ * online CPU, all from one collection (the averaging lock held).
+ */
+void psim_aggregate_read_percpu(enum psim_res res,
+				void (*show)(void *arg, int cpu,
+					     unsigned long avg[2][3],
+					     u64 total[2]),
+				void *arg)
+{
+	unsigned long avg[2][3];
+	bool sleepers;
+	u64 now, total[2];
+	int busy, cpu;
+
+	mutex_lock(&psim_avgs_lock);
+	psim_aggregate(false, &now, &busy, &sleepers);
+	for_each_online_cpu(cpu) {
+		psim_group_shown(&per_cpu(psim_cpu_group, cpu), res, avg,
+				 total);
+		show(arg, cpu, avg, total);
 	}
 	mutex_unlock(&psim_avgs_lock);
+}
+
+/* Each CPU's non-idle time (ns) so far, for the debugfs view. */
+u64 psim_aggregate_cpu_nonidle(int cpu)
+{
+	u64 v;
+
+	mutex_lock(&psim_avgs_lock);
+	v = per_cpu(psim_cpu_nonidle, cpu);
+	mutex_unlock(&psim_avgs_lock);
+	return v;
 }
 
 /* The aggregation's own figures, for the debugfs view. */
@@ -281,15 +354,21 @@ void psim_aggregate_debug(struct psim_aggregate_debug *d)
  * Fresh totals and averages, before any probe is attached: from zero, as
  * the kernel's at boot, or with the warm-up (psi_mod_logic.h).
  */
-void psim_aggregate_start(bool warmup)
+void psim_aggregate_start(bool warmup, bool percpu)
 {
+	u64 now = sched_clock();
 	int cpu;
 
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		memset(per_cpu(psim_times_prev, cpu), 0,
 		       sizeof(per_cpu(psim_times_prev, cpu)));
-	psim_group_start(&psim_group, sched_clock(),
-			 jiffies_to_nsecs(PSIM_FREQ), warmup);
+		psim_group_start(&per_cpu(psim_cpu_group, cpu), now,
+				 jiffies_to_nsecs(PSIM_FREQ), warmup);
+		per_cpu(psim_cpu_nonidle, cpu) = 0;
+	}
+	psim_percpu = percpu;
+	psim_group_start(&psim_group, now, jiffies_to_nsecs(PSIM_FREQ),
+			 warmup);
 	psim_avgs_worker = NULL;
 	psim_avgs_runs = 0;
 	psim_avgs_wake_runs = 0;

@@ -29,6 +29,7 @@ static bool psim_active;
 
 static bool psim_memstall_tp_only;	/* memstall_tracepoints= */
 static bool psim_warmup;		/* warmup= */
+static bool psim_percpu;		/* percpu= */
 
 /*
  * procfs warns when a name is registered twice, so look first: the kernel's
@@ -61,14 +62,14 @@ static int psim_start(void)
 	ret = psim_check_dir_free();
 	if (ret)
 		return ret;
-	psim_aggregate_start(psim_warmup);
+	psim_aggregate_start(psim_warmup, psim_percpu);
 	ret = psim_triggers_start();
 	if (ret)
 		return ret;
 	ret = psim_probes_start(psim_memstall_tp_only);
 	if (ret)
 		goto err_triggers;
-	ret = psim_proc_create(psim_proc_dir);
+	ret = psim_proc_create(psim_proc_dir, psim_percpu);
 	if (ret)
 		goto err_probes;
 	psim_active = true;
@@ -208,6 +209,14 @@ MODULE_PARM_DESC(memstall_tracepoints, "Take memory stalls from the reclaim/comp
  */
 module_param_cb(warmup, &psim_bool_ops, &psim_warmup, 0444);
 MODULE_PARM_DESC(warmup, "Show averages over the time seen since the load (1) instead of from zero at the load, as the kernel at boot (0, default)");
+
+/*
+ * percpu=1: also <proc_dir>/percpu/{cpu,io,memory}, each CPU's own
+ * pressure (psi_proc.c). Off, the module shows only what the kernel does
+ * and keeps no per-CPU averages.
+ */
+module_param_cb(percpu, &psim_bool_ops, &psim_percpu, 0444);
+MODULE_PARM_DESC(percpu, "Also show each CPU's own pressure in <proc_dir>/percpu/ (1), or only the kernel's files (0, default)");
 
 /*
  * proc_dir names one directory under /proc: letters, digits, '.', '-' and

@@ -24,6 +24,18 @@
 static struct proc_dir_entry *psim_dir;
 static struct dentry *psim_debug_dir;
 
+/* A "some" or "full" line in the kernel's format (psi_show()). */
+static void psim_show_line(struct seq_file *m, int full,
+			   const unsigned long avg[3], u64 total)
+{
+	seq_printf(m, "%s avg10=%lu.%02lu avg60=%lu.%02lu avg300=%lu.%02lu total=%llu\n",
+		   full ? "full" : "some",
+		   PSIM_LOAD_INT(avg[0]), PSIM_LOAD_FRAC(avg[0]),
+		   PSIM_LOAD_INT(avg[1]), PSIM_LOAD_FRAC(avg[1]),
+		   PSIM_LOAD_INT(avg[2]), PSIM_LOAD_FRAC(avg[2]),
+		   div_u64(total, NSEC_PER_USEC));
+}
+
 static int psim_pressure_show(struct seq_file *m, enum psim_res res)
 {
 	unsigned long avg[2][3];
@@ -37,18 +49,56 @@ static int psim_pressure_show(struct seq_file *m, enum psim_res res)
 			memset(avg[full], 0, sizeof(avg[full]));
 			total[full] = 0;
 		}
-		seq_printf(m, "%s avg10=%lu.%02lu avg60=%lu.%02lu avg300=%lu.%02lu total=%llu\n",
-			   full ? "full" : "some",
-			   PSIM_LOAD_INT(avg[full][0]),
-			   PSIM_LOAD_FRAC(avg[full][0]),
-			   PSIM_LOAD_INT(avg[full][1]),
-			   PSIM_LOAD_FRAC(avg[full][1]),
-			   PSIM_LOAD_INT(avg[full][2]),
-			   PSIM_LOAD_FRAC(avg[full][2]),
-			   div_u64(total[full], NSEC_PER_USEC));
+		psim_show_line(m, full, avg[full], total[full]);
 	}
 	return 0;
 }
+
+/*
+ * The per-CPU view, <proc_dir>/percpu/{cpu,io,memory}: per online CPU its
+ * two lines, each after a column "cpu<N>". Strip that column and the rest
+ * is the system-wide file's format. A CPU's cpu full is its own (time
+ * with tasks runnable and none running), not zeroed as system-wide.
+ */
+static void psim_percpu_line(void *arg, int cpu, unsigned long avg[2][3],
+			     u64 total[2])
+{
+	struct seq_file *m = arg;
+	int full;
+
+	for (full = 0; full < 2; full++) {
+		seq_printf(m, "cpu%d ", cpu);
+		psim_show_line(m, full, avg[full], total[full]);
+	}
+}
+
+static int psim_percpu_show(struct seq_file *m, void *v)
+{
+	psim_aggregate_read_percpu((enum psim_res)(long)m->private,
+				   psim_percpu_line, m);
+	return 0;
+}
+
+static int psim_percpu_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, psim_percpu_show, psim_pde_data(inode));
+}
+
+/* No triggers on the per-CPU files: a write is refused, with the reason. */
+static ssize_t psim_percpu_write(struct file *file, const char __user *buf,
+				 size_t nbytes, loff_t *ppos)
+{
+	pr_warn_once("the per-CPU files take no triggers; write them to <proc_dir>/{cpu,io,memory}\n");
+	return -EINVAL;
+}
+
+static const struct proc_ops psim_percpu_ops = {
+	.proc_open	= psim_percpu_open,
+	.proc_read	= seq_read,
+	.proc_lseek	= seq_lseek,
+	.proc_write	= psim_percpu_write,
+	.proc_release	= single_release,
+};
 
 static int psim_io_show(struct seq_file *m, void *v)
 {
@@ -181,6 +231,13 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 	seq_printf(m, "avg_seen %lu %lu %lu\n", ag.seen[0], ag.seen[1],
 		   ag.seen[2]);
 	seq_printf(m, "avgs_work_pending %d\n", ag.pending);
+	/* each CPU's weight in the system-wide figures so far (percpu=1) */
+	seq_puts(m, "cpu_nonidle_us");
+	for_each_possible_cpu(cpu)
+		seq_printf(m, " %llu",
+			   div_u64(psim_aggregate_cpu_nonidle(cpu),
+				   NSEC_PER_USEC));
+	seq_putc(m, '\n');
 	/* time in the averaging work since the start, triggers included */
 	seq_printf(m, "avgs_work_us %llu\n", div_u64(ag.work_ns, NSEC_PER_USEC));
 	psim_triggers_debug(&tr);
@@ -203,14 +260,33 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(psim_debug_state);
 
-int psim_proc_create(const char *name)
+static int psim_percpu_create(void)
+{
+	static const char * const names[PSIM_NR_RES] = {
+		[PSIM_IO] = "io", [PSIM_MEM] = "memory", [PSIM_CPU] = "cpu",
+	};
+	struct proc_dir_entry *dir;
+	long res;
+
+	dir = proc_mkdir("percpu", psim_dir);
+	if (!dir)
+		return -ENOMEM;
+	for (res = 0; res < PSIM_NR_RES; res++)
+		if (!proc_create_data(names[res], 0444, dir, &psim_percpu_ops,
+				      (void *)res))
+			return -ENOMEM;
+	return 0;
+}
+
+int psim_proc_create(const char *name, bool percpu)
 {
 	psim_dir = proc_mkdir(name, NULL);
 	if (!psim_dir)
 		return -ENOMEM;
 	if (!proc_create("io", PSIM_FILE_MODE, psim_dir, &psim_io_ops) ||
 	    !proc_create("memory", PSIM_FILE_MODE, psim_dir, &psim_memory_ops) ||
-	    !proc_create("cpu", PSIM_FILE_MODE, psim_dir, &psim_cpu_ops)) {
+	    !proc_create("cpu", PSIM_FILE_MODE, psim_dir, &psim_cpu_ops) ||
+	    (percpu && psim_percpu_create())) {
 		psim_proc_remove();
 		return -ENOMEM;
 	}

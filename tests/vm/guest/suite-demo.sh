@@ -14,8 +14,8 @@ echo "@@DEMO-BEGIN"
 say "Kernel $(uname -r), booted with: $(tr ' ' '\n' < /proc/cmdline | grep '^psi=')  ($(nproc) vCPUs, QEMU TCG)"
 say "The kernel's own PSI is off, so there is no /proc/pressure:"
 run ls /proc/pressure
-say "Load psi_mod:"
-run insmod $KO && echo "(loaded)"
+say "Load psi_mod (percpu=1 adds /proc/pressure/percpu/: each CPU's own pressure):"
+run insmod $KO percpu=1 && echo "(loaded)"
 run ls -l /proc/pressure
 say "Idle for 4 s, then all three files:"
 sleep 4
@@ -24,6 +24,10 @@ say "Workload for 12 s: 4 CPU spinners on 2 vCPUs + synchronous O_DIRECT reads o
 echo "(cpu some: 2 tasks always wait for a CPU, so total grows ~1 s per second and avg10 climbs"
 echo " towards 100; io some grows while the reader waits for the disk; io full stays near 0"
 echo " because the spinners keep the CPUs productive meanwhile)"
+echo "A trigger waits beside it, as systemd-oomd or lmkd would: 'some 500000 2000000' written"
+echo "to /proc/pressure/cpu, then poll(): POLLPRI once tasks waited 0.5 s for a CPU within a"
+echo "2 s window, at most once per window."
+trig watch /proc/pressure/cpu 'some 500000 2000000\n' 13 poll > /tmp/trig.out &
 for i in 1 2 3 4; do spin 13 & done
 dio read /dev/vda 13 > /tmp/dio.out &
 t0=$(kit now)
@@ -34,6 +38,11 @@ for i in 1 2 3 4 5 6; do
 done
 wait
 echo "$(cat /tmp/dio.out)"
+say "The trigger's events (ms after its write):"
+tr '\n' ' ' < /tmp/trig.out; echo
+say "Each CPU's own cpu pressure (the spinners spread over both vCPUs):"
+run cat /proc/pressure/percpu/cpu
+run head -1 /proc/pressure/cpu
 say "Unload psi_mod: the files go away again"
 run rmmod psi_mod && echo "(unloaded)"
 run ls /proc/pressure

@@ -1,6 +1,6 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec pidwrap badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-unload dmesg"
+CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec pidwrap percpu badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -141,11 +141,88 @@ case_churn() {
 	expect "psi_mod complained while stopping: $r" [ -z "$r" ]
 }
 
+# The per-CPU view (percpu=1). Absent by default. With it, each online
+# CPU's two lines per file, "cpu<N> " before the system-wide format. A
+# spinner pinned to cpu0 and two to cpu1, this shell on cpu1: cpu1 stalls
+# all the time, cpu0 only while a kernel thread woken there waits behind
+# its spinner (bounded at 5% of the wall time: phantom or misplaced
+# pressure reads 50-100%). The system-wide total is the kernel's
+# weighting of the per-CPU times, each CPU by its non-idle time (debugfs
+# cpu_nonidle_us): within the accuracy target of the side-by-side
+# suites, the weights taken over the whole window rather than per period.
+# CPU hotplug: the files list the online CPUs.
+case_percpu() {
+	local d=$PSI_DIR/percpu f r m t0 t1 wall c0 c1 n0 n1 sys want l a0 a1 pa pm
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	expect "$d exists without percpu=1" [ ! -e $d ]
+	ensure_unloaded || { bad "cannot unload the module first"; return; }
+	r=$(mod_load percpu=1)
+	expect "insmod percpu=1: $r" [ "$r" = ok ]
+	for f in cpu io memory; do
+		l=$(wc -l < $d/$f)
+		expect "$d/$f: $l lines, want 2 per online CPU ($(nproc))" [ "$l" = $((2 * $(nproc))) ]
+		r=$(while read -r c rest; do
+			case $c in cpu[0-9]*) ;; *) echo "column '$c'"; continue ;; esac
+			echo "$rest" | grep -Eq "$PSI_RE" || echo "line '$rest'"
+		done < $d/$f)
+		expect "$d/$f: not cpuN + the system-wide format: $r" [ -z "$r" ]
+	done
+	m=$(dmesg_mark)
+	r=$(kit write $d/memory "some 150000 1000000")
+	expect "trigger write on $d/memory: '$r', want EINVAL" [ "${r%% *}" = EINVAL ]
+	r=$(dmesg_since $m | tee -a $EXPECTED | grep -c 'per-CPU files take no triggers')
+	expect "the refused write's reason in dmesg: $r lines, want 1" [ "$r" = 1 ]
+	taskset -p -c 1 $$ > /dev/null
+	bg taskset -c 0 spin 20; bg taskset -c 1 spin 20; bg taskset -c 1 spin 20
+	sleep 3
+	t0=$(kit now) c0=$(awk '$1 == "cpu0" && $2 == "some" { sub("total=", "", $6); print $6 }' $d/cpu)
+	c1=$(awk '$1 == "cpu1" && $2 == "some" { sub("total=", "", $6); print $6 }' $d/cpu)
+	n0=$(trig_debug cpu_nonidle_us) sys=$(psi_val $PSI_DIR/cpu some total)
+	sleep 10
+	t1=$(kit now)
+	r=$(awk '$2 == "some" { sub("total=", "", $6); printf "%s ", $6 }' $d/cpu)
+	n1=$(trig_debug cpu_nonidle_us) sys=$(($(psi_val $PSI_DIR/cpu some total) - sys))
+	# the averages, weighted alike (both CPUs non-idle throughout): the
+	# system-wide avg10 is the per-CPU ones' mean; a fold may fall between
+	# two reads, so one of the system-wide reads beside must match
+	a0=$(psi_val $PSI_DIR/cpu some avg10)
+	pa=$(awk '$2 == "some" { sub("avg10=", "", $3); printf "%s ", $3 }' $d/cpu)
+	a1=$(psi_val $PSI_DIR/cpu some avg10)
+	pm=$(echo $pa | awk '{ print ($1 + $2) / 2 }')
+	expect "cpu some avg10: per CPU $pa (mean $pm), system-wide $a0 / $a1: want one within 1.00" \
+		awk -v m=$pm -v a=$a0 -v b=$a1 'BEGIN { d = a - m; e = b - m; exit !(d * d <= 1 || e * e <= 1) }'
+	expect "cpu1 some avg10 $pa: want >= 60 after 13 s stalled, <= 100" \
+		awk -v p="$pa" 'BEGIN { split(p, v, " "); exit !(v[2] >= 60 && v[2] <= 100) }'
+	bg_kill
+	taskset -p -c 0-$(($(nproc) - 1)) $$ > /dev/null
+	wall=$((t1 - t0))
+	set -- $r; c0=$(($1 - c0)) c1=$(($2 - c1))
+	set -- $n0 $n1; n0=$(($3 - $1)) n1=$(($4 - $2))
+	want=$(( (c0 * n0 + c1 * n1) / (n0 + n1) ))
+	expect "cpu1 some +$c1 us in $wall us, want >= 90%" pct_ge $c1 $wall 90
+	expect "cpu0 some +$c0 us in $wall us, want <= 5%" ile $c0 $((wall * 5 / 100))
+	expect "system-wide cpu some +$sys us, want $want +- (2% + 1 us/ms) (weights $n0 $n1)" \
+		ile $(( sys > want ? sys - want : want - sys )) $((want / 50 + wall / 1000))
+	note "wall $wall us: cpu0 some +$c0 (non-idle $n0), cpu1 +$c1 (non-idle $n1); system +$sys, weighted $want; avg10 per CPU $pa, system $a0 $a1"
+	# an offline CPU is left out, and back when it comes back
+	if echo 0 > /sys/devices/system/cpu/cpu1/online; then
+		r=$(awk '{ print $1 }' $d/io | sort -u | tr '\n' ' ')
+		expect "cpu1 offline: $d/io has CPUs '$r', want 'cpu0 '" [ "$r" = "cpu0 " ]
+		echo 1 > /sys/devices/system/cpu/cpu1/online
+		r=$(awk '{ print $1 }' $d/io | sort -u | tr '\n' ' ')
+		expect "cpu1 online again: $d/io has CPUs '$r', want 'cpu0 cpu1 '" [ "$r" = "cpu0 cpu1 " ]
+	else
+		bad "cannot take cpu1 offline"
+	fi
+	ensure_unloaded && mod_load > /dev/null
+	expect "$d remains after a reload without percpu=1" [ ! -e $d ]
+}
+
 # bad parameters at insmod and at runtime are refused with EINVAL
 case_badparams() {
 	local p r m e
 	ensure_unloaded || { bad "cannot unload the module first"; return; }
-	for p in enable=2 memstall_tracepoints=2 proc_dir=a/b proc_dir=.. proc_dir=. proc_dir=; do
+	for p in enable=2 memstall_tracepoints=2 percpu=2 proc_dir=a/b proc_dir=.. proc_dir=. proc_dir=; do
 		m=$(dmesg_mark)
 		r=$(mod_load "$p")
 		dmesg_since $m >> $EXPECTED
@@ -412,6 +489,7 @@ run_case toggle 40 case_toggle
 run_case churn 120 case_churn
 run_case thread-exec 90 case_thread_exec
 run_case pidwrap 100 case_pidwrap
+run_case percpu 60 case_percpu
 run_case badparams 40 case_badparams
 run_case rmmod-readers 60 case_rmmod_readers
 run_case loadunload 120 case_loadunload
