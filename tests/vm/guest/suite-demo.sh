@@ -40,7 +40,7 @@ wait
 echo "$(cat /tmp/dio.out)"
 say "The trigger's events (ms after its write):"
 tr '\n' ' ' < /tmp/trig.out; echo
-say "Each CPU's own cpu pressure (the spinners spread over both vCPUs):"
+say "Each CPU's own cpu pressure, then the system-wide line, their mean weighted by non-idle time:"
 run cat /proc/pressure/percpu/cpu
 run head -1 /proc/pressure/cpu
 say "Unload psi_mod: the files go away again"
