@@ -198,9 +198,9 @@ static inline void psim_record_times(struct psim_cpu_state *c, u64 now)
  * to end (psim_set_mask(), which needs the time): charging a period in one
  * piece or in several gives the same times, so an event that changes no
  * state needs no clock read. The kernel cuts a period at every task change;
- * psi_mod cuts it where the mask changes and at every aggregation sample
- * (psim_record_times() there). The times are 64-bit, so neither a long
- * period nor a late sample loses anything.
+ * psi_mod cuts it where the mask changes, and a reader adds the running
+ * period's time to its copy (psim_cpu_recent_times()). The times are
+ * 64-bit, so neither a long period nor a late sample loses anything.
  */
 static inline bool psim_mask_changes(const struct psim_cpu_state *c, u32 *mask)
 {
@@ -376,6 +376,11 @@ struct psim_group {
  * its state taken at @now. Active states are included up to @now, so a long
  * stall shows before it ends. @times_prev is the aggregator's own record.
  * Returns a mask of the states whose time moved.
+ *
+ * A state counted up to an earlier call's @now may since have been ended
+ * before it (a wakeup is timed at its enqueue, which can precede that
+ * sample): its time then reads less than recorded. That is taken as no
+ * growth, and the record kept, so the overlap is counted once.
  */
 static inline u32 psim_cpu_recent_times(const struct psim_cpu_state *snap,
 					u64 now, u64 *times_prev, u64 *times)
@@ -389,6 +394,8 @@ static inline u32 psim_cpu_recent_times(const struct psim_cpu_state *snap,
 
 		if (snap->state_mask & (1U << s))
 			t += live;
+		if (t < times_prev[s])
+			t = times_prev[s];
 		times[s] = t - times_prev[s];
 		times_prev[s] = t;
 		if (times[s])

@@ -54,9 +54,13 @@
  * Every scheduler probe already runs under the runqueue lock or pi_lock of
  * the task it handles, and the memstall probes run in the task itself, so
  * one task's word is never changed by two probes at once; the per-CPU lock
- * orders the count changes of all tasks on a CPU against each other and
- * against the aggregator's snapshot. It nests inside the runqueue lock.
- * Where two CPUs' locks are held, the lower CPU's is taken first.
+ * orders the count changes of all tasks on a CPU against each other. It
+ * nests inside the runqueue lock. Where two CPUs' locks are held, the
+ * lower CPU's is taken first. Readers (the aggregation, for any user who
+ * reads a pressure file) take no lock and write nothing here: every
+ * locked section is also a write section of the CPU's seqcount, and a
+ * reader copies the state and retries if a probe wrote meanwhile, as the
+ * kernel's get_recent_times() does.
  *
  * Invariant: a task's counted flags (the low bits of its word) are counted
  * exactly once, on the CPU its word names, and a word, flags or not, is
@@ -85,6 +89,7 @@
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
 #include <linux/sched/clock.h>
+#include <linux/seqlock.h>
 #include <linux/spinlock.h>
 #include <linux/threads.h>
 #include <linux/tracepoint.h>
@@ -94,6 +99,7 @@
 
 struct psim_pcpu {
 	raw_spinlock_t lock;
+	seqcount_raw_spinlock_t seq;	/* st for lockless readers */
 	struct psim_cpu_state st;
 	pid_t curr;	/* the task last switched in here */
 	u32 relocations;	/* tasks found here that moved unseen */
@@ -114,6 +120,31 @@ static DEFINE_PER_CPU_SHARED_ALIGNED(struct psim_pcpu, psim_pcpu);
  */
 static u32 *psim_tasks;
 #define PSIM_WCPU_SHIFT	16
+
+/*
+ * A CPU's lock, and its seqcount's write section with it: the state may
+ * change anywhere inside. _nested for the second of two CPUs.
+ */
+static inline void psim_lock(struct psim_pcpu *pc)
+	__acquires(pc->lock)
+{
+	raw_spin_lock(&pc->lock);
+	write_seqcount_begin(&pc->seq);
+}
+
+static inline void psim_lock_nested(struct psim_pcpu *pc)
+	__acquires(pc->lock)
+{
+	raw_spin_lock_nested(&pc->lock, SINGLE_DEPTH_NESTING);
+	write_seqcount_begin_nested(&pc->seq, SINGLE_DEPTH_NESTING);
+}
+
+static inline void psim_unlock(struct psim_pcpu *pc)
+	__releases(pc->lock)
+{
+	write_seqcount_end(&pc->seq);
+	raw_spin_unlock(&pc->lock);
+}
 
 static inline u16 psim_lo(u32 w)
 {
@@ -161,10 +192,10 @@ static inline void psim_update(struct psim_cpu_state *st, int cpu)
  * A woken task became runnable when it was enqueued, which the kernel's PSI
  * records; the tracepoint comes later, after the wakeup preemption check.
  * Use the enqueue stamp where the scheduler keeps one, but never before the
- * start of the current period: the aggregator may have ended it (and
- * reported the old states up to then) between the enqueue and this probe,
- * and time charged before that would make those states' times run
- * backwards.
+ * start of the current period. A reader that sampled between the enqueue
+ * and this probe has counted the old states up to its sample: the old
+ * states then end earlier than it counted, which the reader absorbs (a
+ * state's time never runs backwards for it, psim_cpu_recent_times()).
  */
 static inline void psim_update_wakeup(struct psim_cpu_state *st,
 				      struct task_struct *p, int cpu)
@@ -215,25 +246,25 @@ retry:
 	opc = per_cpu_ptr(&psim_pcpu, old);
 	if (old < cpu) {
 		/* Two CPU locks: always the lower CPU's first. */
-		raw_spin_unlock(&pc->lock);
-		raw_spin_lock(&opc->lock);
-		raw_spin_lock_nested(&pc->lock, SINGLE_DEPTH_NESTING);
+		psim_unlock(pc);
+		psim_lock(opc);
+		psim_lock_nested(pc);
 		/* the pid swapped, or the word moved, meanwhile */
 		if (psim_word(p) != w || READ_ONCE(*w) != v) {
-			raw_spin_unlock(&opc->lock);
-			raw_spin_unlock(&pc->lock);
-			raw_spin_lock(&pc->lock);
+			psim_unlock(opc);
+			psim_unlock(pc);
+			psim_lock(pc);
 			goto retry;
 		}
 	} else {
-		raw_spin_lock_nested(&opc->lock, SINGLE_DEPTH_NESTING);
+		psim_lock_nested(opc);
 		/*
 		 * The word names @old, whose lock was not held when it was
 		 * read: a probe there (the old owner's last switch, after
 		 * its pid went to a new task) may have changed it since.
 		 */
 		if (READ_ONCE(*w) != v) {
-			raw_spin_unlock(&opc->lock);
+			psim_unlock(opc);
 			goto retry;
 		}
 	}
@@ -246,7 +277,7 @@ retry:
 	}
 	/* from here on the word is this CPU's, and so is its lock */
 	psim_store(w, psim_lo(v), cpu);
-	raw_spin_unlock(&opc->lock);
+	psim_unlock(opc);
 	return w;
 }
 
@@ -279,7 +310,7 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	u8 oncpu;
 	u16 nw = 0;
 
-	raw_spin_lock(&pc->lock);
+	psim_lock(pc);
 	/*
 	 * The pids only under the lock: an exec from a non-leader thread
 	 * swaps its pid with the (zombie) leader's, and psim_krp_exchange_ret()
@@ -336,7 +367,7 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	} else {
 		wake_clock = false;
 	}
-	raw_spin_unlock(&pc->lock);
+	psim_unlock(pc);
 
 	if (wake_clock)
 		psim_wake_clock();
@@ -375,12 +406,12 @@ static void psim_probe_wakeup(void *data, struct task_struct *p)
 	 * exec's pid swap are running, and a running task returned above.)
 	 */
 	lockdep_assert_irqs_disabled();
-	raw_spin_lock(&pc->lock);
+	psim_lock(pc);
 	w = psim_word_on(pc, p, cpu);
 	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), cpu);
 	psim_cpu_counts(&pc->st, clear, set);
 	psim_update_wakeup(&pc->st, p, cpu);
-	raw_spin_unlock(&pc->lock);
+	psim_unlock(pc);
 
 	psim_wake_clock();
 }
@@ -406,7 +437,7 @@ static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 	cpu = task_cpu(p);
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
 	lockdep_assert_irqs_disabled();
-	raw_spin_lock(&pc->lock);
+	psim_lock(pc);
 	w = psim_word_on(pc, p, cpu);
 	if (w) {
 		u32 left = READ_ONCE(*w) & PSIM_TSK_MASK;
@@ -415,7 +446,7 @@ static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 		psim_cpu_counts(&pc->st, left, PSIM_TSK_RUNNING);
 		psim_update_wakeup(&pc->st, p, cpu);
 	}
-	raw_spin_unlock(&pc->lock);
+	psim_unlock(pc);
 
 	psim_wake_clock();
 }
@@ -426,16 +457,15 @@ static void psim_lock_two(unsigned int a, unsigned int b)
 {
 	if (a > b)
 		swap(a, b);
-	raw_spin_lock(&per_cpu_ptr(&psim_pcpu, a)->lock);
-	raw_spin_lock_nested(&per_cpu_ptr(&psim_pcpu, b)->lock,
-			     SINGLE_DEPTH_NESTING);
+	psim_lock(per_cpu_ptr(&psim_pcpu, a));
+	psim_lock_nested(per_cpu_ptr(&psim_pcpu, b));
 }
 
 static void psim_unlock_two(unsigned int a, unsigned int b)
 	__releases(lower_lock) __releases(higher_lock)
 {
-	raw_spin_unlock(&per_cpu_ptr(&psim_pcpu, a)->lock);
-	raw_spin_unlock(&per_cpu_ptr(&psim_pcpu, b)->lock);
+	psim_unlock(per_cpu_ptr(&psim_pcpu, a));
+	psim_unlock(per_cpu_ptr(&psim_pcpu, b));
 }
 
 /*
@@ -473,10 +503,10 @@ again:
 			goto out_unlocked;	/* the next event moves them */
 		retried = true;
 		pc = per_cpu_ptr(&psim_pcpu, src_cpu);
-		raw_spin_lock(&pc->lock);
+		psim_lock(pc);
 		if (p->pid)
 			psim_word_on(pc, p, src_cpu);
-		raw_spin_unlock(&pc->lock);
+		psim_unlock(pc);
 		goto again;
 	}
 	if (psim_task_sched_delayed(p)) {
@@ -526,7 +556,7 @@ static void psim_memstall(bool enter)
 	local_irq_save(flags);
 	cpu = smp_processor_id();
 	pc = per_cpu_ptr(&psim_pcpu, cpu);
-	raw_spin_lock(&pc->lock);
+	psim_lock(pc);
 	w = psim_word_on(pc, p, cpu);
 	if (!w)
 		goto out;
@@ -543,7 +573,7 @@ static void psim_memstall(bool enter)
 		psim_update(&pc->st, cpu);
 	}
 out:
-	raw_spin_unlock(&pc->lock);
+	psim_unlock(pc);
 	local_irq_restore(flags);
 
 	psim_wake_clock();
@@ -661,7 +691,8 @@ static void psim_cpu_gone(unsigned int cpu, bool kprobe)
 	unsigned long flags;
 	u32 *w;
 
-	raw_spin_lock_irqsave(&pc->lock, flags);
+	local_irq_save(flags);
+	psim_lock(pc);
 	w = pc->curr > 0 && pc->curr < PID_MAX_LIMIT ? &psim_tasks[pc->curr] :
 						     NULL;
 	if (w && psim_wcpu(*w) == cpu) {
@@ -679,7 +710,8 @@ static void psim_cpu_gone(unsigned int cpu, bool kprobe)
 	pc->st.oncpu = 0;
 	pc->st.curr_memstall = 0;
 	psim_update(&pc->st, cpu);
-	raw_spin_unlock_irqrestore(&pc->lock, flags);
+	psim_unlock(pc);
+	local_irq_restore(flags);
 }
 
 /* Interrupts off, on the dying CPU itself (its idle task). */
@@ -949,6 +981,7 @@ int psim_probes_start(bool memstall_tp_only)
 		struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
 
 		raw_spin_lock_init(&pc->lock);
+		seqcount_raw_spinlock_init(&pc->seq, &pc->lock);
 		/*
 		 * oncpu starts at 0: what runs on each CPU now is not counted
 		 * yet, and a counted task queued behind it is indeed stalled.
@@ -1011,21 +1044,23 @@ void psim_probes_stop(void)
 }
 
 /*
- * The aggregation's view of a CPU: its state, with the current period ended
- * at the CPU's clock (the probes end it only where states change). Returns
- * that time.
+ * The aggregation's view of a CPU: a consistent copy of its state and the
+ * CPU's clock at the copy, which is returned; the time since the state's
+ * start is the reader's to add (psim_cpu_recent_times()). No lock and no
+ * write: a user looping on a pressure file costs the probes nothing, the
+ * reader retries if a probe wrote meanwhile.
  */
 u64 psim_cpu_snapshot(int cpu, struct psim_cpu_state *snap)
 {
 	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
-	unsigned long flags;
+	unsigned int seq;
 	u64 now;
 
-	raw_spin_lock_irqsave(&pc->lock, flags);
-	now = cpu_clock(cpu);
-	psim_record_times(&pc->st, now);
-	*snap = pc->st;
-	raw_spin_unlock_irqrestore(&pc->lock, flags);
+	do {
+		seq = read_seqcount_begin(&pc->seq);
+		now = cpu_clock(cpu);
+		*snap = pc->st;
+	} while (read_seqcount_retry(&pc->seq, seq));
 	return now;
 }
 

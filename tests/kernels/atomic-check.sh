@@ -55,8 +55,10 @@ NOT_ROOTS='_(get|set)(\.cold)?$'
 # the scheduler clock, queueing a work item (irq-safe, raw timer base
 # lock), per-CPU and bit helpers, and what the compiler adds (ftrace entry,
 # return thunks, stack protector, fortify and BUG traps, and on the debug
-# kernel KASAN's checks and the irq-state tracking of lockdep).
-ALLOW='^(_raw_spin_(lock|unlock|trylock)(_irqsave|_irqrestore|_irq|_nested)?|sched_clock(_cpu)?|local_clock|queue_delayed_work_on|queue_work_on|_find_(first|next)_bit|__fentry__|__x86_return_thunk|__x86_indirect_thunk_[a-z0-9]+|__stack_chk_fail|__fortify_panic|BUG_func|__ubsan_handle_[a-z0-9_]+|__asan_[a-z0-9_]+|__kasan_check_(read|write)|trace_hardirqs_(on|off))$'
+# kernel KASAN's checks, the irq-state tracking of lockdep, and lockdep's
+# own annotations, which the seqcount write sections and
+# lockdep_assert_held() call out of line there).
+ALLOW='^(_raw_spin_(lock|unlock|trylock)(_irqsave|_irqrestore|_irq|_nested)?|sched_clock(_cpu)?|local_clock|queue_delayed_work_on|queue_work_on|_find_(first|next)_bit|__fentry__|__x86_return_thunk|__x86_indirect_thunk_[a-z0-9]+|__stack_chk_fail|__fortify_panic|BUG_func|__ubsan_handle_[a-z0-9_]+|__asan_[a-z0-9_]+|__kasan_check_(read|write)|trace_hardirqs_(on|off)|lock_(acquire|release|is_held_type))$'
 # Not functions: data the probes read (sections, per-CPU bases, pv_ops
 # pointers, the workqueue pointers, before 6.2 current and the CPU
 # number, lockdep's state that lockdep_assert_irqs_disabled() reads, and

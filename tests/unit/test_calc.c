@@ -659,6 +659,38 @@ static void cpu_recent_times_live_state_and_wrap(void)
 	TU_EQ(t[PSIM_NONIDLE], 6000000000ULL);
 }
 
+
+/*
+ * Lockless readers: a reader counts the running period up to its sample;
+ * a wakeup timed at its enqueue may then end that period before the
+ * sample. The state's time reads less than the reader recorded: no growth
+ * and no wrap, and the overlap counts once in the end.
+ */
+static void cpu_recent_times_absorb_a_period_ended_before_the_sample(void)
+{
+	struct psim_cpu_state c;
+	u64 prev[PSIM_NR_STATES] = { 0 }, t[PSIM_NR_STATES], sum = 0;
+	u32 changed;
+
+	memset(&c, 0, sizeof(c));
+	c.state_mask = (1U << PSIM_CPU_SOME) | (1U << PSIM_NONIDLE);
+	c.state_start = 1000;
+	psim_cpu_recent_times(&c, 2000, prev, t);	/* the reader: 1000 */
+	sum += t[PSIM_CPU_SOME];
+	/* the wakeup's enqueue at 1950 ends CPU_SOME; NONIDLE goes on */
+	psim_set_mask(&c, 1950, 1U << PSIM_NONIDLE);
+	changed = psim_cpu_recent_times(&c, 2100, prev, t);
+	TU_EQ(t[PSIM_CPU_SOME], 0);
+	TU_EQ(t[PSIM_NONIDLE], 100);
+	TU_EQ(changed, 1U << PSIM_NONIDLE);
+	TU_EQ(prev[PSIM_CPU_SOME], 1000);
+	/* CPU_SOME again from 3000: its growth counts once past the overlap */
+	psim_set_mask(&c, 3000, (1U << PSIM_CPU_SOME) | (1U << PSIM_NONIDLE));
+	psim_cpu_recent_times(&c, 3500, prev, t);
+	sum += t[PSIM_CPU_SOME];
+	TU_EQ(t[PSIM_CPU_SOME], 450);
+	TU_EQ(sum, c.times[PSIM_CPU_SOME] + 500);
+}
 static void cpu_change_records_old_states_then_recomputes(void)
 {
 	struct psim_cpu_state c;
@@ -1008,6 +1040,7 @@ int main(void)
 	TU_RUN(update_averages_missed_periods);
 	TU_RUN(fold_totals_weights_by_nonidle_time);
 	TU_RUN(cpu_recent_times_live_state_and_wrap);
+	TU_RUN(cpu_recent_times_absorb_a_period_ended_before_the_sample);
 	TU_RUN(cpu_change_records_old_states_then_recomputes);
 	TU_RUN(lazy_periods_equal_eager_periods);
 	TU_RUN(record_times_ignores_an_earlier_time);

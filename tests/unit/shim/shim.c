@@ -61,6 +61,24 @@ void shim_unlock(raw_spinlock_t *l, const char *func)
 	shim_nheld--;
 }
 
+void shim_seq_write(seqcount_raw_spinlock_t *s, bool begin, const char *func)
+{
+	if (s->lock->held != 1 + shim_cpu)
+		shim_fail("%s: cpu%d writes a seqcount without its lock", func,
+			  shim_cpu);
+	if (!(s->sequence & 1) != begin)
+		shim_fail("%s: seqcount write section %s twice", func,
+			  begin ? "begun" : "ended");
+	s->sequence++;
+}
+
+unsigned int shim_seq_read(const seqcount_raw_spinlock_t *s, const char *func)
+{
+	if (s->sequence & 1)
+		shim_fail("%s: read begins inside a write section", func);
+	return s->sequence;
+}
+
 /* ---- tracepoints ---- */
 struct tracepoint shim_tracepoints[] = {
 	{ .name = "sched_kthread_stop" },	/* one psi_mod does not want */

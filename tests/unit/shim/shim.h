@@ -180,6 +180,30 @@ void shim_unlock(raw_spinlock_t *l, const char *func);
 		local_irq_restore(flags);				\
 	} while (0)
 
+/*
+ * ---- seqcounts: a write section only under its lock and never nested in
+ * itself; a read that begins inside a write section fails the test (one
+ * thread plays every CPU: it would spin for ever) ----
+ */
+typedef struct {
+	unsigned int sequence;
+	raw_spinlock_t *lock;
+} seqcount_raw_spinlock_t;
+
+void shim_seq_write(seqcount_raw_spinlock_t *s, bool begin, const char *func);
+unsigned int shim_seq_read(const seqcount_raw_spinlock_t *s, const char *func);
+
+#define seqcount_raw_spinlock_init(s, l)				\
+	do {								\
+		(s)->sequence = 0;					\
+		(s)->lock = (l);					\
+	} while (0)
+#define write_seqcount_begin(s)		shim_seq_write(s, true, __func__)
+#define write_seqcount_begin_nested(s, sub) shim_seq_write(s, true, __func__)
+#define write_seqcount_end(s)		shim_seq_write(s, false, __func__)
+#define read_seqcount_begin(s)		shim_seq_read(s, __func__)
+#define read_seqcount_retry(s, seq)	((s)->sequence != (seq))
+
 /* ---- tasks and clocks ---- */
 #define TASK_RUNNING		0x0000
 #define TASK_INTERRUPTIBLE	0x0001
