@@ -336,6 +336,8 @@ case_dmesg() {
 # row, "<row> <result>", each from tests/vm/helpers/trig.c on a fresh
 # descriptor of a file under DIR. TRIG_ROWS_WANT holds Debian 6.1's answers
 # (checked against the kernel's own files on psi=1: case sbs-trig-abi).
+# rows_diff A B: the rows that differ, A's as "<", B's as ">", one line
+rows_diff() { diff "$1" "$2" | grep '^[<>]' | tr '\n' ' '; }
 trig_rows() {	# DIR
 	local d=$1
 	echo "newline $(trig write $d/memory 'some 150000 1000000\n')"

@@ -303,7 +303,7 @@ case_trig_abi() {
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
 	trig_rows $PSI_DIR > $C/rows
 	echo "$TRIG_ROWS_WANT" > $C/want
-	r=$(diff $C/want $C/rows | grep '^[<>]' | tr '\n' ' ')
+	r=$(rows_diff $C/want $C/rows)
 	expect "rows differ from the kernel's (< want, > got): $r" [ -z "$r" ]
 	note "$(tr '\n' ';' < $C/rows)"
 	r=$(trig wait $PSI_DIR/memory 'some 1000000 1000000\n' 1 poll | tail -1)

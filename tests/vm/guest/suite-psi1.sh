@@ -224,10 +224,10 @@ case_sbs_trig_abi() {
 	local r
 	trig_rows $K > $C/k
 	trig_rows $M > $C/m
-	r=$(diff $C/k $C/m | grep '^[<>]' | tr '\n' ' ')
+	r=$(rows_diff $C/k $C/m)
 	expect "psi_mod's answers differ from the kernel's (< kernel, > psi_mod): $r" [ -z "$r" ]
 	echo "$TRIG_ROWS_WANT" > $C/want
-	r=$(diff $C/want $C/k | grep '^[<>]' | tr '\n' ' ')
+	r=$(rows_diff $C/want $C/k)
 	expect "the kernel's answers differ from TRIG_ROWS_WANT (< want, > kernel): $r" [ -z "$r" ]
 	note "kernel: $(tr '\n' ';' < $C/k)"
 	r=$(trig wait $K/memory 'some 1000000 1000000\n' 1 poll | tail -1)
