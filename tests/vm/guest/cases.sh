@@ -336,6 +336,9 @@ case_dmesg() {
 # row, "<row> <result>", each from tests/vm/helpers/trig.c on a fresh
 # descriptor of a file under DIR. TRIG_ROWS_WANT holds Debian 6.1's answers
 # (checked against the kernel's own files on psi=1: case sbs-trig-abi).
+# idle_poll DIR: one poll() on a fresh memory trigger under DIR that has
+# nothing to report: "timeout" after 1 s, else what woke it
+idle_poll() { trig wait $1/memory 'some 1000000 1000000\n' 1 poll | tail -1; }
 # rows_diff A B: the rows that differ, A's as "<", B's as ">", one line
 rows_diff() { diff "$1" "$2" | grep '^[<>]' | tr '\n' ' '; }
 trig_rows() {	# DIR

@@ -306,7 +306,7 @@ case_trig_abi() {
 	r=$(rows_diff $C/want $C/rows)
 	expect "rows differ from the kernel's (< want, > got): $r" [ -z "$r" ]
 	note "$(tr '\n' ';' < $C/rows)"
-	r=$(trig wait $PSI_DIR/memory 'some 1000000 1000000\n' 1 poll | tail -1)
+	r=$(idle_poll $PSI_DIR)
 	expect "poll on an idle trigger: '$r', want timeout" [ "$r" = timeout ]
 	r=$(trig_debug triggers)
 	expect "triggers left after the rows closed: '$r', want '0 0'" [ "$r" = "0 0" ]

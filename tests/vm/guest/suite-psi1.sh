@@ -230,9 +230,9 @@ case_sbs_trig_abi() {
 	r=$(rows_diff $C/want $C/k)
 	expect "the kernel's answers differ from TRIG_ROWS_WANT (< want, > kernel): $r" [ -z "$r" ]
 	note "kernel: $(tr '\n' ';' < $C/k)"
-	r=$(trig wait $K/memory 'some 1000000 1000000\n' 1 poll | tail -1)
+	r=$(idle_poll $K)
 	expect "kernel: poll on an idle trigger: '$r', want timeout" [ "$r" = timeout ]
-	r=$(trig wait $M/memory 'some 1000000 1000000\n' 1 poll | tail -1)
+	r=$(idle_poll $M)
 	expect "psi_mod: poll on an idle trigger: '$r', want timeout" [ "$r" = timeout ]
 }
 
