@@ -1,10 +1,12 @@
 // trig: the pressure-trigger client of the VM tests (static, run in the guest).
 //
-//   trig [-u UID] [-U UID] CMD ...
+//   trig [-u UID] [-U UID] [-w] CMD ...
 //     -u UID   drop to UID/GID (no groups, so no capability) before opening:
 //              an unprivileged opener
 //     -U UID   drop after opening, before writing: the privilege is the
 //              opener's (file->f_cred), so this one stays privileged
+//     -w       open the file write-only (O_WRONLY, as lmkd does) instead of
+//              O_RDWR (as sd-event and the kernel's example do)
 //
 //   write FILE STR [LEN]   open O_RDWR, one write() of STR (C escapes \n \0
 //                          \t \\ allowed) of LEN bytes (default: its length);
@@ -103,10 +105,15 @@ static size_t unescape(const char *s, char *out)
 }
 
 static const char *drop_after;
+static int wronly;
 
 static int open_file(const char *file, int flags)
 {
-	int fd = open(file, flags);
+	int fd;
+
+	if (wronly && (flags & O_ACCMODE) == O_RDWR)
+		flags = (flags & ~O_ACCMODE) | O_WRONLY;
+	fd = open(file, flags);
 
 	if (fd < 0) {
 		printf("open %s: %s\n", file, ename(errno));
@@ -291,6 +298,10 @@ int main(int argc, char **argv)
 				return 1;
 		} else if (!strcmp(argv[i], "-U")) {
 			drop_after = argv[i + 1];
+		} else if (!strcmp(argv[i], "-w")) {
+			wronly = 1;
+			i++;
+			continue;
 		} else {
 			break;
 		}
@@ -324,6 +335,6 @@ int main(int argc, char **argv)
 		return do_wait(argv[2], argv[3], atof(argv[4]), argv[5]);
 	if (argc == 6 && !strcmp(argv[1], "many"))
 		return do_many(argv[2], argv[3], atol(argv[4]), atof(argv[5]));
-	fprintf(stderr, "usage: trig [-u UID] [-U UID] write FILE STR [LEN] | twice FILE S1 S2 | ro FILE STR | watch FILE STR SECS MODE | wait FILE STR SECS MODE | many FILE STR N SECS\n");
+	fprintf(stderr, "usage: trig [-u UID] [-U UID] [-w] write FILE STR [LEN] | twice FILE S1 S2 | ro FILE STR | watch FILE STR SECS MODE | wait FILE STR SECS MODE | many FILE STR N SECS\n");
 	return 2;
 }
