@@ -29,6 +29,7 @@ cp "$top"/src/*.[ch] "$stage/src/"
 cp "$top"/include/*.h "$stage/include/"
 cp -r "$top/packaging/debian" "$stage/debian"
 cp -r "$top/packaging/examples" "$stage/examples"
+cp "$top/examples/psi_monitor.c" "$stage/examples/"
 # -b: binary only (the source package is this repository); -us -uc: unsigned
 (cd "$stage" && dpkg-buildpackage -b -us -uc) >"$out/build.log" 2>&1 || {
 	tail -20 "$out/build.log" >&2

@@ -43,7 +43,9 @@ c=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 miss=
 for f in ./usr/src/$name-$ver/dkms.conf ./usr/src/$name-$ver/Kbuild ./usr/src/$name-$ver/src/psi_mod.c \
 	./usr/share/doc/psi-mod-dkms/examples/modules-load.d/psi_mod.conf \
-	./usr/share/doc/psi-mod-dkms/examples/modprobe.d/psi_mod.conf; do
+	./usr/share/doc/psi-mod-dkms/examples/modprobe.d/psi_mod.conf \
+	./usr/share/doc/psi-mod-dkms/examples/psi_monitor.c \
+	./usr/share/doc/psi-mod-dkms/examples/systemd/systemd-oomd.socket.d/psi_mod.conf; do
 	grep -qxF "$f" <<<"$c" || miss="$miss $f"
 done
 etc=$(grep '^\./etc/.' <<<"$c" | tr '\n' ' ')
