@@ -23,7 +23,7 @@ DKMS_SRC := /usr/src/psi-mod-$(VERSION)
 
 .PHONY: all module install dkms-install dkms-uninstall version clean deps \
 	unit lint vm check demo compare oracle check-debug check-kernels check-all \
-	bench deb
+	check-system bench deb
 
 all: module
 
@@ -59,6 +59,12 @@ check-debug: deps
 
 check-kernels: deps
 	tests/kernels/run.sh
+
+# A Debian 12 system with systemd booted under QEMU: psi_mod from its .deb,
+# loaded at boot, read by node_exporter, Prometheus, atop, htop,
+# low-memory-monitor (tests/system/run.sh; also part of make check)
+check-system: deps
+	tests/check.sh $(KDIR) system
 
 check-all: check check-kernels check-debug compare
 

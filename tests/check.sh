@@ -5,11 +5,11 @@
 # the summary line `N passed, N failed`. Exit status: 0 only if all passed.
 #
 # Usage: tests/check.sh KDIR [suite...]
-#   suites: lint unit vm compare reliability kernels bench
+#   suites: lint unit vm compare reliability kernels system bench
 #   default: the ones CI runs (DEFAULT_SUITES below); tests/README.md says
 #   what each proves, how long it takes and what its full variant is.
 set -uo pipefail
-DEFAULT_SUITES="lint unit vm compare reliability kernels bench"
+DEFAULT_SUITES="lint unit vm compare reliability kernels system bench"
 kdir=$1
 shift
 suites=("$@")
@@ -43,6 +43,7 @@ for s in "${suites[@]}"; do
 	compare) run_suite compare tests/vm/compare.sh --short ;;
 	reliability) run_suite reliability tests/vm/reliability.sh --short ;;
 	kernels) run_suite kernels tests/kernels/run.sh --smoke ;;
+	system) run_suite system tests/system/run.sh ;;
 	bench) run_suite bench bench/run.sh --smoke ;;
 	*) echo "FAIL $s: unknown suite" | tee -a "$log" ;;
 	esac

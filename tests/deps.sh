@@ -4,7 +4,7 @@
 # that has it all is left alone: no apt-get update). The packages come from
 # whatever archive apt on this machine is configured with.
 # Used by `make deps` (and so by make check, demo, bench...), and by
-# tests/kernels/dkms.sh and bench/run.sh when a package of theirs is missing.
+# tests/kernels/dkms.sh, tests/system/run.sh and bench/run.sh when a package of theirs is missing.
 set -euo pipefail
 
 pkgs=(
@@ -26,6 +26,10 @@ pkgs=(
 	dwarves			# pahole: BTF of modules built against 6.12's headers
 	dkms			# tests/kernels/dkms.sh
 	debhelper dh-dkms	# make deb (tests/kernels/deb.sh)
+	# the system lane (tests/system)
+	mmdebstrap		# the Debian 12 image
+	prometheus curl		# the host's Prometheus server, its queries
+	e2fsprogs		# mkfs.ext4 -d: the image as a disk
 	# the bench lane
 	gnuplot-nox		# the plots of the full run
 )

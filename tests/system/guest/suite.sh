@@ -1,0 +1,463 @@
+#!/bin/bash
+# The guest side of tests/system: a Debian 12 system (systemd, udev, D-Bus,
+# the consumers of tests/system/packages) with psi_mod installed from its
+# .deb and loaded at boot by modules-load.d. Started by
+# psi-system-test.service once the boot has finished; reports `@@CASE name
+# PASS|FAIL detail` lines on ttyS1 (tests/vm/guest/lib.sh), then powers the
+# machine off.
+#
+# The kernel command line picks the boot:
+#   psisys.phase=a   Debian's 6.1, psi=0: boot order, consumers, triggers,
+#                    unload/reload under them, systemd's own view
+#   psisys.phase=c   the same 6.1 with psi=1: the kernel's own PSI, for
+#                    comparison (psi_mod's boot-time load refused;
+#                    low-memory-monitor, the trigger clients and systemd-oomd
+#                    under the same load)
+#   psisys.phase=b   the 6.12 kernel installed as an upgrade, psi=0: the
+#                    module DKMS built for it, apt-get remove, the package
+#                    installed again in the running system, apt-get purge
+# The host (tests/system/run.sh) reads `@@SYNC cpu-load SECS` to query its
+# Prometheus server while the load runs.
+LIB=/usr/local/lib/psi-system
+. $LIB/lib.sh
+PATH=$PATH:/usr/local/bin
+export DEBIAN_FRONTEND=noninteractive
+PHASE=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^psisys.phase=//p')
+NE=http://127.0.0.1:9100/metrics
+# the consumers that read the pressure files from boot on (their units)
+# (nohang runs as one of its two units, which conflict)
+CONSUMERS="prometheus-node-exporter atop low-memory-monitor $(systemctl -q is-active nohang-desktop && echo nohang-desktop || echo nohang)"
+# the cases of each phase, in order (run.sh reads these lines)
+CASES_A="boot cpu io memory lifecycle oomd journal"
+CASES_B="upgrade remove purge without journal"
+CASES_C="kernel memory oomd journal"
+
+sync_host() { echo "@@SYNC $*" >/dev/ttyS1; }
+up() { cut -d' ' -f1 /proc/uptime; }
+# scrape OUT: node_exporter's page over HTTP, as Prometheus reads it; the
+# uptime of the scrape on the first line ("# uptime S")
+scrape() { { echo "# uptime $(up)"; curl -sf --max-time 20 $NE; } >"$1"; }
+# metric NAME FILE: the value of an unlabelled series in a scrape
+metric() { awk -v n="$1" '$1 == n { print $2 }' "$2"; }
+# grow NAME A B: NAME in scrape B minus in scrape A (seconds, float)
+grow() { awk -v a="$(metric "$1" "$2")" -v b="$(metric "$1" "$3")" 'BEGIN { if (a == "" || b == "") print "?"; else printf "%.3f", b - a }'; }
+# elapsed A B: seconds between two scrapes
+elapsed() { awk -v a="$(awk 'NR == 1 { print $3 }' "$1")" -v b="$(awk 'NR == 1 { print $3 }' "$2")" 'BEGIN { printf "%.3f", b - a }'; }
+# frac_in X LO HI: LO <= X <= HI
+frac_in() { fge "$1" "$2" && fle "$1" "$3"; }
+spinners() { local i; for i in $(seq "$1"); do bg spin "$2"; done; }
+# cond SETTING: systemd's verdict on a unit condition ("succeeded"/"failed")
+cond() { systemd-analyze condition "$1" 2>&1 | sed -n 's/.*: .* \(succeeded\|failed\)\.$/\1/p' | head -1; }
+# journal lines at warning or worse since cursor file $1 (or the boot)
+journal_warn() {
+	if [ -n "${1:-}" ] && [ -s "$1" ]; then
+		journalctl -q -p warning --no-pager -o short-monotonic --after-cursor="$(cat "$1")"
+	else
+		journalctl -q -b -p warning --no-pager -o short-monotonic
+	fi
+}
+cursor() { journalctl -q -n 1 -o export --no-pager | sed -n 's/^__CURSOR=//p' >"$1"; }
+# kernel splats since the boot
+splats() { journalctl -q -k -b --no-pager | grep -E 'WARNING:|BUG:|Oops|lockdep|circular locking|general protection|Call Trace' | grep -v 'invoked oom-killer'; }
+
+c_boot() {
+	local t_ml t t_ko u s failed
+	expect "psi_mod not loaded" mod_loaded
+	expect "/etc/modules-load.d/psi_mod.conf does not name psi_mod" grep -qx psi_mod /etc/modules-load.d/psi_mod.conf
+	s=$(systemctl is-active systemd-modules-load)
+	expect "systemd-modules-load.service is $s" [ "$s" = active ]
+	# the kernel's first line about psi_mod (its load) fell while
+	# systemd-modules-load ran, and consumers started after it finished
+	t_ml=$(systemctl show -P ActiveEnterTimestampMonotonic systemd-modules-load)
+	t=$(systemctl show -P ExecMainStartTimestampMonotonic systemd-modules-load)
+	t_ko=$(journalctl -q -k -b -o short-monotonic --no-pager |
+		sed -n 's/^\[ *\([0-9.]*\)\] .* psi_mod: .*/\1/p' | awk 'NR == 1 { printf "%d", $1 * 1000000 }')
+	expect "psi_mod's first kernel line at ${t_ko:-?}us, not within systemd-modules-load's run (${t}..${t_ml}us)" \
+		sh -c "[ -n '$t_ko' ] && [ '$t_ko' -ge '$t' ] && [ '$t_ko' -le '$t_ml' ]"
+	for u in $CONSUMERS; do
+		t=$(systemctl show -P ExecMainStartTimestampMonotonic "$u")
+		expect "$u started at ${t}us, not after modules-load finished (${t_ml}us)" igt "$t" "$t_ml"
+	done
+	note "psi_mod loaded at $((t_ko / 1000)) ms, modules-load done at $((t_ml / 1000)) ms, consumers started from $(for u in $CONSUMERS; do systemctl show -P ExecMainStartTimestampMonotonic "$u"; done | sort -n | head -1 | awk '{ print int($1 / 1000) }') ms"
+	for r in cpu io memory; do expect_format /proc/pressure/$r; done
+	s=$(systemctl is-active multi-user.target)
+	expect "multi-user.target is $s" [ "$s" = active ]
+	# systemd-oomd's socket ordered after the module load (the package's
+	# drop-in): oomd started at its first try
+	s=$(systemctl show -P NRestarts systemd-oomd)
+	expect "systemd-oomd restarted $s times since boot: $(journalctl -q -b -u systemd-oomd -o cat --no-pager | grep -m2 -i fail | tr '\n' '|')" \
+		[ "$s" = 0 -a "$(systemctl is-active systemd-oomd)" = active ]
+	s=$(systemctl is-system-running)
+	failed=$(systemctl --failed --plain --no-legend | awk '{ print $1 }' | tr '\n' ' ')
+	expect "system is $s (failed units: ${failed:-none})" [ "$s" = running ]
+	note "$(systemd-analyze 2>/dev/null | head -1)"
+}
+
+# Pressure-related warnings and errors in the journal since the boot, from
+# anyone (psi_mod, systemd, a consumer); and no kernel splat.
+c_journal() {
+	# expected: the kernel's notes that an unsigned out-of-tree module
+	# taints it, and systemd-oomd's remark that without swap it watches
+	# memory pressure only
+	journal_warn | grep -iE 'pressure|psi' |
+		grep -v -e 'psi_mod: loading out-of-tree module taints kernel' \
+			-e 'psi_mod: module verification failed: signature and/or required key missing' \
+			-e 'systemd-oomd.*No swap; memory pressure usage will be degraded' >$C/warn.all
+	if [ "$PHASE" = c ]; then
+		# the documented refusal beside the kernel's PSI (c_kernel)
+		grep -v -e 'psi_mod: /proc/pressure already exists' $C/warn.all >$C/warn
+	else
+		cp $C/warn.all $C/warn
+	fi
+	expect "pressure-related warnings in the journal: $(head -5 $C/warn | tr '\n' '|')" [ ! -s $C/warn ]
+	splats >$C/splat
+	expect "kernel splat: $(head -5 $C/splat | tr '\n' '|')" [ ! -s $C/splat ]
+	note "$(journal_warn | wc -l) warning+ lines since boot, none about pressure"
+}
+
+# 4 spinners on 2 CPUs for 90 s: node_exporter's cpu series, the host's
+# Prometheus query (run.sh), atop's PSI line, htop's PSI meter, systemd's
+# ConditionCPUPressure.
+c_cpu() {
+	local g e f idle_c load_c line cs n
+	scrape $C/m0
+	expect "node_exporter has no node_pressure_cpu_waiting_seconds_total" [ -n "$(metric node_pressure_cpu_waiting_seconds_total $C/m0)" ]
+	# settle: the boot's own work must have left the 10-s average
+	for _ in $(seq 40); do flt "$(psi_val /proc/pressure/cpu some avg10)" 5 && break; sleep 1; done
+	idle_c=$(cond ConditionCPUPressure=20%/10sec)
+	sync_host "cpu-load 90"
+	spinners 4 90
+	sleep 5
+	scrape $C/m1
+	# htop, as the unprivileged user, in a terminal (tmux), with its PSI meters
+	su - user -c 'tmux new-session -d -s htop -x 160 -y 40 htop'
+	sleep 20
+	su - user -c 'tmux capture-pane -p -t htop' >$C/htop
+	su - user -c 'tmux kill-server'
+	line=$(grep -m1 'PSI some CPU:' $C/htop)
+	n=$(echo "$line" | awk '{ sub(/%/, "", $4); print $4 }')
+	expect "htop's PSI some CPU meter: '$line'" fge "${n:-0}" 50
+	note "htop: $(echo "$line" | tr -s ' ')"
+	# atop's parseable PSI line: flag, then cpu some avg10 avg60 avg300 and
+	# the microseconds stalled in the interval
+	atop -P PSI 5 2 >$C/atop 2>&1
+	line=$(awk '$1 == "PSI" && $6 == 5' $C/atop | tail -1)
+	set -- $line
+	expect "atop -P PSI: no 5-s sample with PSI (y): $(tr '\n' '|' <$C/atop)" [ "${7:-}" = y ]
+	cs=${8:-0}
+	expect "atop cpu some avg10 $cs < 50" fge "$cs" 50
+	expect "atop cpu some stalled ${11:-?} us of 5 s" fge "${11:-0}" 4000000
+	note "atop: cs avg10 $cs, ${11:-?} us of 5 s"
+	load_c=$(cond ConditionCPUPressure=20%/10sec)
+	expect "ConditionCPUPressure=20%/10sec: '$idle_c' idle, '$load_c' under load (want succeeded, failed)" \
+		[ "$idle_c" = succeeded -a "$load_c" = failed ]
+	while fle "$(up)" "$(awk 'NR == 1 { print $3 + 60 }' $C/m1)"; do sleep 1; done
+	scrape $C/m2
+	g=$(grow node_pressure_cpu_waiting_seconds_total $C/m1 $C/m2)
+	e=$(elapsed $C/m1 $C/m2)
+	f=$(awk -v g="$g" -v e="$e" 'BEGIN { printf "%.3f", g / e }')
+	# 2 spinners per CPU: some tasks wait all the time (the balancer can
+	# leave 3 and 1 for a moment: then one CPU is not stalled)
+	expect "cpu waiting grew ${g} s in ${e} s (${f}), want 0.85..1.02" frac_in "$f" 0.85 1.02
+	note "node_exporter cpu waiting ${g} s in ${e} s ($f)"
+	bg_kill
+	sync_host "cpu-load done"
+}
+
+# One synchronous O_DIRECT reader on the data disk: io waiting and stalled
+# grow.
+c_io() {
+	local gw gs e
+	scrape $C/m0
+	dio read /dev/vdb 12 4096 >$C/dio
+	scrape $C/m1
+	gw=$(grow node_pressure_io_waiting_seconds_total $C/m0 $C/m1)
+	gs=$(grow node_pressure_io_stalled_seconds_total $C/m0 $C/m1)
+	e=$(elapsed $C/m0 $C/m1)
+	expect "io waiting grew $gw s in $e s" fge "$gw" 3
+	expect "io stalled grew $gs s in $e s" fge "$gs" 2
+	note "io waiting $gw s, stalled $gs s in $e s ($(cat $C/dio))"
+}
+
+# The trigger clients, started before the load and kept through
+# c_lifecycle: lmkd's writes (O_WRONLY, a NUL, privileged 1-s windows), an
+# sd-event-style client as the unprivileged user (O_RDWR, a NUL, a 2-s
+# window), the package's example program as the user, and low-memory-monitor
+# (a service since boot) heard on the system bus.
+CLIENTS="lmkd-some lmkd-full sdevent psi-monitor"
+start_clients() {
+	local M=/proc/pressure/memory
+	rm -f /run/psi-client-*
+	systemd-run -q --unit=lmkd-some -p StandardOutput=file:/run/psi-client-lmkd-some \
+		/usr/local/bin/trig -w watch $M 'some 70000 1000000\0' 300 epoll
+	systemd-run -q --unit=lmkd-full -p StandardOutput=file:/run/psi-client-lmkd-full \
+		/usr/local/bin/trig -w watch $M 'full 700000 1000000\0' 300 epoll
+	systemd-run -q --unit=sdevent --uid=user -p StandardOutput=file:/run/psi-client-sdevent \
+		/usr/local/bin/trig watch $M 'some 200000 2000000\0' 300 epoll
+	# psi_monitor exits 3 when the file goes away (the unload below)
+	systemd-run -q --unit=psi-monitor --uid=user -p SuccessExitStatus=3 -p StandardOutput=file:/run/psi-client-psi-monitor \
+		/usr/local/bin/psi_monitor $M 'some 300000 2000000' 300
+	gdbus monitor --system --dest org.freedesktop.LowMemoryMonitor >/run/psi-client-lmm 2>&1 &
+	echo $! >/run/psi-client-lmm.pid
+}
+stop_clients() {
+	local c
+	for c in $CLIENTS; do systemctl stop $c 2>/dev/null; done
+	kill "$(cat /run/psi-client-lmm.pid)" 2>/dev/null
+}
+# events so far of client $1
+events() {
+	case $1 in
+	psi-monitor) grep -c 'some avg10' /run/psi-client-psi-monitor 2>/dev/null ;;
+	lmm) grep -c 'LowMemoryWarning' /run/psi-client-lmm 2>/dev/null ;;
+	*) grep -c '^event ' /run/psi-client-$1 2>/dev/null ;;
+	esac
+}
+
+c_memory() {
+	local c n mt g e
+	start_clients
+	sleep 8
+	for c in $CLIENTS lmm; do
+		n=$(events $c)
+		expect "$c: $n events on an idle machine" [ "${n:-x}" = 0 ]
+	done
+	expect "client units not running: $(for c in $CLIENTS; do echo -n "$c=$(systemctl is-active $c) "; done)" \
+		sh -c "for c in $CLIENTS; do systemctl -q is-active \$c || exit 1; done"
+	scrape $C/m0
+	# swap on the root disk, as on a desktop, and one hog larger than RAM
+	# that re-touches its pages: it swaps for as long as it runs
+	mt=$(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo)
+	fallocate -l 1G /swapfile && chmod 600 /swapfile && mkswap /swapfile >/dev/null && swapon /swapfile
+	expect "swapon /swapfile failed" grep -q '^/swapfile ' /proc/swaps
+	bg memhog $((mt * 12 / 10)) 25
+	sleep 26
+	bg_kill
+	swapoff /swapfile
+	rm -f /swapfile
+	sleep 2
+	scrape $C/m1
+	g=$(grow node_pressure_memory_waiting_seconds_total $C/m0 $C/m1)
+	e=$(elapsed $C/m0 $C/m1)
+	expect "memory waiting grew $g s in $e s" fge "$g" 0.5
+	note "memory waiting $g s, stalled $(grow node_pressure_memory_stalled_seconds_total $C/m0 $C/m1) s in $e s"
+	for c in lmkd-some sdevent psi-monitor lmm; do
+		n=$(events $c)
+		expect "$c: no event under the memory load" igt "${n:-0}" 0
+	done
+	note "events: $(for c in $CLIENTS lmm; do echo -n "$c $(events $c), "; done)"
+	note "lmm: $(grep -m1 LowMemoryWarning /run/psi-client-lmm | sed 's/.*LowMemoryWarning/LowMemoryWarning/')"
+}
+
+# modprobe -r and modprobe while every consumer runs: pollers woken,
+# node_exporter serving throughout, systemd's view following the files.
+c_lifecycle() {
+	local c r s
+	cursor $C/cur
+	spinners 4 40
+	sleep 3
+	r=$(modprobe -r psi_mod 2>&1)
+	expect "modprobe -r psi_mod: $r" [ -z "$r" ]
+	expect "psi_mod still loaded after modprobe -r" sh -c '! [ -d /sys/module/psi_mod ]'
+	expect "files left after unload" files_absent
+	sleep 3
+	for c in lmkd-some lmkd-full sdevent; do
+		expect "$c not woken by the unload: $(tail -2 /run/psi-client-$c | tr '\n' '|')" grep -q '^gone ' /run/psi-client-$c
+	done
+	expect "psi_monitor did not say the file went away: $(tail -2 /run/psi-client-psi-monitor | tr '\n' '|')" \
+		grep -q 'went away' /run/psi-client-psi-monitor
+	expect "psi_monitor still running after the unload" sh -c '! systemctl -q is-active psi-monitor'
+	scrape $C/m0
+	expect "node_exporter stopped serving after the unload" grep -q '^node_load1 ' $C/m0
+	expect "node_exporter still shows pressure series without the files" sh -c "! grep -q '^node_pressure_' $C/m0"
+	s=$(cond ConditionCPUPressure=20%/10sec)
+	expect "without psi_mod, ConditionCPUPressure=20%/10sec under load: '$s' (want succeeded: PSI not supported)" [ "$s" = succeeded ]
+	# low-memory-monitor keeps its dead descriptor: it must not spin on it
+	s=$(systemctl show -P MainPID low-memory-monitor)
+	c=$(awk '{ print $14 + $15 }' /proc/$s/stat 2>/dev/null)
+	sleep 3
+	c=$(awk -v c="$c" '{ print $14 + $15 - c }' /proc/$s/stat 2>/dev/null)
+	note "after unload: low-memory-monitor $(systemctl is-active low-memory-monitor), ${c:-?} ticks of CPU in 3 s"
+	r=$(modprobe psi_mod 2>&1)
+	expect "modprobe psi_mod: $r" [ -z "$r" ]
+	expect "psi_mod not loaded after modprobe" mod_loaded
+	expect "files missing after reload" files_exist
+	sleep 3
+	scrape $C/m1
+	expect "node_exporter has no pressure series after the reload" grep -q '^node_pressure_cpu_waiting_seconds_total ' $C/m1
+	s=$(cond ConditionCPUPressure=20%/10sec)
+	expect "ConditionCPUPressure=20%/10sec under load after the reload: '$s'" [ "$s" = failed ]
+	bg_kill
+	journal_warn $C/cur >$C/warn
+	grep -v -E 'kernel: .*(oom|Out of memory|Killed process)' $C/warn >$C/warn2
+	note "journal since the unload (warning+): $(wc -l <$C/warn2) lines: $(head -4 $C/warn2 | cut -c1-160 | tr '\n' '|')"
+	expect "journal since the unload: $(head -4 $C/warn2 | tr '\n' '|')" [ ! -s $C/warn2 ]
+	stop_clients
+}
+
+# systemd-oomd with /proc/pressure present: from psi_mod on psi=0, where
+# the cgroups have no pressure files, and from the kernel on psi=1.
+c_oomd() {
+	local s
+	s=$(systemctl is-active systemd-oomd)
+	expect "systemd-oomd is $s" [ "$s" = active ]
+	cursor $C/cur
+	systemctl stop oomd-watched 2>/dev/null
+	systemd-run -q --unit=oomd-watched -p ManagedOOMMemoryPressure=kill -p ManagedOOMMemoryPressureLimit=50% sleep 60
+	sleep 8
+	oomctl >$C/oomctl 2>&1
+	journalctl -q -u systemd-oomd --no-pager -o cat --after-cursor="$(cat $C/cur)" >$C/j
+	note "oomctl: $(grep -A3 'Memory Pressure Monitored' $C/oomctl | tr -s ' ' | tr '\n' '|')"
+	note "oomd journal: $(head -3 $C/j | tr '\n' '|')"
+	note "oomd since boot: $(journalctl -q -b -u systemd-oomd -o cat --no-pager | grep -v -e '^Start' -e '^Stop' | head -4 | tr '\n' '|')"
+	note "cgroup memory.pressure: $(ls /sys/fs/cgroup/system.slice/oomd-watched.service/memory.pressure 2>&1)"
+	expect "oomctl failed: $(head -2 $C/oomctl)" grep -q 'Memory Pressure Monitored CGroups' $C/oomctl
+	# the unit's cgroup is watched only where it has a memory.pressure
+	# file: with the kernel's PSI (phase c), not on psi=0
+	if [ "$PHASE" = c ]; then
+		expect "oomd does not monitor the unit with the kernel's PSI" grep -q 'oomd-watched.service' $C/oomctl
+	else
+		expect "oomd monitors a cgroup without memory.pressure on psi=0 (README says it cannot)" \
+			sh -c "! grep -q 'oomd-watched.service' $C/oomctl"
+	fi
+	systemctl stop oomd-watched
+}
+
+# --- phase b: the 6.12 kernel installed as an upgrade
+c_upgrade() {
+	local k f sv g e s
+	k=$(uname -r)
+	expect "running $k, not 6.12" [ "${k#6.12}" != "$k" ]
+	expect "psi_mod not loaded at boot" mod_loaded
+	f=$(modinfo -n psi_mod 2>&1)
+	expect "modprobe's psi_mod is $f" [ "${f#/lib/modules/$k/updates/dkms/psi_mod.ko}" != "$f" ]
+	sv=$(modinfo -F srcversion psi_mod 2>/dev/null)
+	expect "loaded srcversion $(cat /sys/module/psi_mod/srcversion 2>/dev/null), file's $sv" \
+		[ -n "$sv" -a "$(cat /sys/module/psi_mod/srcversion 2>/dev/null)" = "$sv" ]
+	for r in cpu io memory; do expect_format /proc/pressure/$r; done
+	s=$(systemctl show -P NRestarts systemd-oomd)
+	expect "systemd-oomd restarted $s times since boot" [ "$s" = 0 -a "$(systemctl is-active systemd-oomd)" = active ]
+	scrape $C/m0
+	spinners 4 12
+	sleep 10
+	scrape $C/m1
+	bg_kill
+	g=$(grow node_pressure_cpu_waiting_seconds_total $C/m0 $C/m1)
+	e=$(elapsed $C/m0 $C/m1)
+	expect "cpu waiting grew $g s in $e s under 4 spinners" fge "$g" "$(awk -v e="$e" 'BEGIN { print e * 0.7 }')"
+	note "$k: $f; cpu waiting $g s in $e s"
+}
+
+# apt-get remove: nothing unloaded, every build gone; then the package
+# again (DKMS builds it in the running system) and apt-get purge
+c_remove() {
+	local r left
+	apt-get remove -y -q psi-mod-dkms >$C/apt 2>&1
+	r=$?
+	expect "apt-get remove psi-mod-dkms exited $r: $(tail -3 $C/apt | tr '\n' '|')" [ $r = 0 ]
+	expect "apt-get remove unloaded psi_mod" mod_loaded
+	expect "pressure files unreadable after apt-get remove" cat /proc/pressure/cpu
+	left=$(find /lib/modules -name 'psi_mod.ko*' | tr '\n' ' ')
+	expect "module files left after remove: $left" [ -z "$left" ]
+	# modprobe -r finds no psi_mod in modules.dep any more: rmmod unloads it
+	note "modprobe -r: $(modprobe -r psi_mod 2>&1)"
+	r=$(rmmod psi_mod 2>&1)
+	expect "rmmod psi_mod after remove: $r" [ -z "$r" ]
+	expect "files left after rmmod" files_absent
+}
+
+c_purge() {
+	local r left t
+	t=$(up)
+	apt-get install -y -q /var/cache/psi-system/package.deb >$C/apt 2>&1
+	r=$?
+	expect "apt-get install of the package again exited $r: $(tail -3 $C/apt | tr '\n' '|')" [ $r = 0 ]
+	note "install (DKMS build in the guest) took $(awk -v a="$t" -v b="$(up)" 'BEGIN { printf "%d", b - a }') s"
+	r=$(modprobe psi_mod 2>&1)
+	expect "modprobe psi_mod after the install: $r" [ -z "$r" ]
+	expect "no pressure files after modprobe" files_exist
+	apt-get purge -y -q psi-mod-dkms >$C/apt 2>&1
+	r=$?
+	expect "apt-get purge psi-mod-dkms exited $r: $(tail -3 $C/apt | tr '\n' '|')" [ $r = 0 ]
+	expect "apt-get purge unloaded psi_mod" mod_loaded
+	expect "dpkg still knows psi-mod-dkms: $(dpkg-query -W -f='${Status}' psi-mod-dkms 2>&1)" \
+		sh -c "! dpkg-query -W -f='\${Status}' psi-mod-dkms 2>/dev/null | grep -q installed"
+	# the administrator's own copies in /etc are theirs to delete (README);
+	# nothing else may be left
+	left=$(find / -xdev \( -name '*psi_mod*' -o -name '*psi-mod*' \) ! -path /etc/modules-load.d/psi_mod.conf \
+		! -path /etc/systemd/system/systemd-oomd.socket.d/psi_mod.conf 2>/dev/null | tr '\n' ' ')
+	expect "left after purge: $left" [ -z "$left" ]
+	left=$(dkms status 2>/dev/null)
+	expect "dkms status after purge: $left" [ -z "$left" ]
+	r=$(rmmod psi_mod 2>&1)
+	expect "rmmod psi_mod after purge: $r" [ -z "$r" ]
+	rm -f /etc/modules-load.d/psi_mod.conf /etc/systemd/system/systemd-oomd.socket.d/psi_mod.conf
+	systemctl daemon-reload
+}
+
+# --- phase c: psi=1, the kernel's own PSI, psi_mod's load refused
+# (EEXIST, which systemd-modules-load takes for "already loaded": no failed
+# unit, only psi_mod's own dmesg line says why)
+c_kernel() {
+	local s
+	expect "psi_mod loaded beside the kernel's PSI" sh -c '! [ -d /sys/module/psi_mod ]'
+	journalctl -q -k -b -o cat --no-pager | grep 'psi_mod: /proc/pressure already exists' >$C/k
+	expect "no dmesg line of psi_mod naming proc_dir=" grep -q 'proc_dir=' $C/k
+	s=$(systemctl is-active systemd-modules-load)
+	expect "systemd-modules-load.service is $s" [ "$s" = active ]
+	s=$(systemctl is-system-running)
+	expect "system is $s (failed: $(systemctl --failed --plain --no-legend | awk '{ print $1 }' | tr '\n' ' '))" [ "$s" = running ]
+	note "psi_mod: $(head -1 $C/k)"
+	for r in cpu io memory; do expect_format /proc/pressure/$r; done
+}
+
+# psi_mod gone (after c_purge): what systemd makes of the psi=0 kernel alone
+c_without() {
+	local s
+	expect "pressure files present without psi_mod" files_absent
+	cursor $C/cur
+	systemctl restart systemd-oomd
+	sleep 5
+	s=$(systemctl is-active systemd-oomd)
+	journalctl -q -u systemd-oomd --no-pager -o cat --after-cursor="$(cat $C/cur)" >$C/j
+	note "systemd-oomd without psi_mod: $s; $(grep -v -e '^Start' -e '^Stop' $C/j | head -4 | tr '\n' '|')"
+	expect "systemd-oomd runs without /proc/pressure ($s)" [ "$s" != active ]
+	spinners 4 20
+	sleep 12
+	s=$(cond ConditionCPUPressure=20%/10sec)
+	expect "ConditionCPUPressure=20%/10sec under load without psi_mod: '$s' (want succeeded: not supported)" [ "$s" = succeeded ]
+	bg_kill
+}
+
+suite_begin
+systemctl is-system-running --wait >/dev/null
+echo "phase $PHASE: $(uname -r), $(systemd-analyze | head -1)"
+case $PHASE in
+a)
+	run_case boot 60 c_boot
+	run_case cpu 200 c_cpu
+	run_case io 60 c_io
+	run_case memory 120 c_memory
+	run_case lifecycle 120 c_lifecycle
+	run_case oomd 60 c_oomd
+	run_case journal 60 c_journal
+	;;
+b)
+	run_case upgrade 90 c_upgrade
+	run_case remove 180 c_remove
+	run_case purge 600 c_purge
+	run_case without 60 c_without
+	run_case journal 60 c_journal
+	;;
+c)
+	run_case kernel 60 c_kernel
+	run_case memory 120 c_memory
+	stop_clients
+	run_case oomd 60 c_oomd
+	run_case journal 60 c_journal
+	;;
+*) echo "no psisys.phase= on the kernel command line" ;;
+esac
+suite_end
+echo "@@DONE" >/dev/ttyS1
+systemctl poweroff --no-block
