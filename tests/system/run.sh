@@ -104,11 +104,12 @@ cp "$ex/modules-load.d/psi_mod.conf" "$root/etc/modules-load.d/" ||
 mkdir -p "$root/etc/systemd/system/systemd-oomd.socket.d"
 cp "$ex/systemd/systemd-oomd.socket.d/psi_mod.conf" "$root/etc/systemd/system/systemd-oomd.socket.d/" ||
 	fail install "no systemd-oomd.socket.d example in the package"
-if in_root gcc -O2 -Wall -o /usr/local/bin/psi_monitor /usr/share/doc/psi-mod-dkms/examples/psi_monitor.c >"$run/logs/example.log" 2>&1; then
-	pass example "the package's psi_monitor.c builds in the image with gcc -Wall, silently" 
-	[ -s "$run/logs/example.log" ] && fail example "gcc warned: $(head -3 "$run/logs/example.log" | tr '\n' ' ')"
-else
+if ! in_root gcc -O2 -Wall -o /usr/local/bin/psi_monitor /usr/share/doc/psi-mod-dkms/examples/psi_monitor.c >"$run/logs/example.log" 2>&1; then
 	fail example "gcc of the package's psi_monitor.c failed: $(head -3 "$run/logs/example.log" | tr '\n' ' ')"
+elif [ -s "$run/logs/example.log" ]; then
+	fail example "gcc -Wall warned on the package's psi_monitor.c: $(head -3 "$run/logs/example.log" | tr '\n' ' ')"
+else
+	pass example "the package's psi_monitor.c builds in the image with gcc -Wall, silently"
 fi
 # the kernel upgrade: DKMS's kernel hook must build psi_mod for the new one
 if in_root apt-get install -y -q -t bookworm-backports linux-image-amd64 linux-headers-amd64 >"$run/logs/upgrade.log" 2>&1; then
