@@ -18,7 +18,9 @@
 
 /* psi_probes.c */
 int psim_probes_find(void);
-int psim_probes_start(bool memstall_tp_only);
+int psim_probes_start(bool memstall_tp_only, bool kernel_psi);
+void psim_probes_check(void);
+unsigned int psim_store_table_size(void);
 void psim_probes_stop(void);
 u64 psim_cpu_snapshot(int cpu, struct psim_cpu_state *snap);
 

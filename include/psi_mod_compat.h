@@ -93,6 +93,19 @@ struct compact_control;
 #define psim_task_sched_delayed(p)	false
 #endif
 
+/*
+ * The kernel's own per-task PSI word, task_struct->psi_flags, exists with
+ * CONFIG_PSI (zeroed at fork, used only while the kernel's PSI is on). Its
+ * type is unsigned int, a u32, on every architecture Linux runs on.
+ */
+#ifdef CONFIG_PSI
+#define psim_have_task_word()	true
+#define psim_task_word(p)	((u32 *)&(p)->psi_flags)
+#else
+#define psim_have_task_word()	false
+#define psim_task_word(p)	((void)(p), (u32 *)NULL)
+#endif
+
 /* A proc file's private data: PDE_DATA() until 5.17 renamed it. */
 #if PSIM_KERNEL_AT_LEAST(5, 17)
 #define psim_pde_data(inode)	pde_data(inode)

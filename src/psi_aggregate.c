@@ -260,6 +260,7 @@ static void psim_avgs_work_fn(struct work_struct *work)
 		cpus_read_unlock();
 	}
 	WRITE_ONCE(psim_avgs_worker, current);
+	psim_probes_check();
 	psim_avgs_runs++;
 	if (work == &psim_avgs_work_wake.work)
 		psim_avgs_wake_runs++;

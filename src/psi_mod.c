@@ -31,21 +31,29 @@ static bool psim_memstall_tp_only;	/* memstall_tracepoints= */
 static bool psim_warmup;		/* warmup= */
 static bool psim_percpu;		/* percpu= */
 
+/* Whether /proc/<name> exists. */
+static bool psim_proc_exists(const char *name)
+{
+	char path[sizeof("/proc/") + PSIM_DIR_MAX];
+	struct path p;
+
+	snprintf(path, sizeof(path), "/proc/%s", name);
+	if (kern_path(path, 0, &p))
+		return false;
+	path_put(&p);
+	return true;
+}
+
 /*
  * procfs warns when a name is registered twice, so look first: the kernel's
  * own PSI, when on, owns /proc/pressure.
  */
 static int psim_check_dir_free(void)
 {
-	char path[sizeof("/proc/") + PSIM_DIR_MAX];
-	struct path p;
-
-	snprintf(path, sizeof(path), "/proc/%s", psim_proc_dir);
-	if (kern_path(path, 0, &p))
+	if (!psim_proc_exists(psim_proc_dir))
 		return 0;
-	path_put(&p);
-	pr_err("%s already exists (is the kernel's own PSI on?); load with proc_dir=<name> to run beside it\n",
-	       path);
+	pr_err("/proc/%s already exists (is the kernel's own PSI on?); load with proc_dir=<name> to run beside it\n",
+	       psim_proc_dir);
 	return -EEXIST;
 }
 
@@ -66,7 +74,12 @@ static int psim_start(void)
 	ret = psim_triggers_start();
 	if (ret)
 		return ret;
-	ret = psim_probes_start(psim_memstall_tp_only);
+	/*
+	 * With psi_mod's own files absent, /proc/pressure is the kernel's: its
+	 * PSI is on and owns the per-task word.
+	 */
+	ret = psim_probes_start(psim_memstall_tp_only,
+				psim_proc_exists("pressure"));
 	if (ret)
 		goto err_triggers;
 	ret = psim_proc_create(psim_proc_dir, psim_percpu);

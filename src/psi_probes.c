@@ -41,10 +41,12 @@
  *                                  a kprobe on their entry still fires);
  *                                  without CONFIG_PSI the direct reclaim and
  *                                  compaction tracepoints
- *   (task_struct->psi_flags)       a u32 word per pid (psim_tasks); an exec
- *                                  by a non-leader thread swaps two tasks'
- *                                  pids (exchange_tids(), kretprobe) and so
- *                                  their words
+ *   task_struct->psi_flags         the same field, where the kernel has it
+ *                                  and leaves it alone (its PSI off); else a
+ *                                  word per pid (psim_tasks), whose owner
+ *                                  changes when an exec by a non-leader
+ *                                  thread swaps two tasks' pids
+ *                                  (exchange_tids(), kretprobe)
  *   (a dying CPU's last switch)    kprobe on cpuhp_report_idle_dead(), the
  *                                  CPU-dead callback as the fallback
  *
@@ -85,9 +87,14 @@
  *   kernel's own reads; docs/accuracy.md says what that moves.
  */
 #include <linux/cpuhotplug.h>
+#include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/clock.h>
 #include <linux/seqlock.h>
 #include <linux/spinlock.h>
@@ -110,15 +117,30 @@ struct psim_pcpu {
 static DEFINE_PER_CPU_SHARED_ALIGNED(struct psim_pcpu, psim_pcpu);
 
 /*
- * Per-task state: one u32 word per pid. The low 16 bits are the task word
+ * Per-task state: one u32 word per task. The low 16 bits are the task word
  * of psi_mod_logic.h (counted flags, memstall depth), the high 16 bits the
- * CPU its flags are counted on. Indexed by pid rather than kept in
- * task_struct because the kernel's own psi fields are in use when its PSI
- * is on and absent when it is not built. A pid's word is zeroed by its
- * task's last switch (TASK_DEAD) and set afresh by sched_wakeup_new; a pid
- * is only reused after the pid space has wrapped.
+ * CPU its flags are counted on.
+ *
+ * Where the kernel is built with CONFIG_PSI and its own PSI is off, the
+ * word is task_struct->psi_flags: the kernel zeroes it at fork and, PSI
+ * off, never reads or writes it again. No memory, no pid reuse, and an
+ * exec's pid swap does not concern it. psi_mod zeroes the words of all
+ * tasks before it attaches (a former load's are stale) and after it
+ * detaches, and leaves the field as it found it.
+ *
+ * Otherwise (no CONFIG_PSI, or the kernel's PSI on and owning the field:
+ * psi_mod beside it) a table indexed by pid, sized to pid_max at the
+ * start. A pid's word is zeroed by its task's last switch (TASK_DEAD) and
+ * set afresh by sched_wakeup_new; a pid is only reused after the pid space
+ * has wrapped. A pid at or beyond the table's size (pid_max raised after
+ * the start) has no word: its task is not counted, and the averaging work
+ * says so once in dmesg (psim_probes_check()).
  */
+static DEFINE_STATIC_KEY_FALSE(psim_table_key);
 static u32 *psim_tasks;
+static unsigned int psim_tasks_nr;
+static unsigned int psim_pid_beyond;	/* a pid seen beyond the table */
+static bool psim_beyond_said;		/* and dmesg told */
 #define PSIM_WCPU_SHIFT	16
 
 /*
@@ -162,11 +184,36 @@ static inline void psim_store(u32 *w, u16 lo, unsigned int cpu)
 	WRITE_ONCE(*w, lo | (u32)cpu << PSIM_WCPU_SHIFT);
 }
 
+static noinline void psim_note_beyond(unsigned int pid)
+{
+	if (!READ_ONCE(psim_pid_beyond))
+		WRITE_ONCE(psim_pid_beyond, pid);
+}
+
 static inline u32 *psim_word(struct task_struct *p)
 {
 	unsigned int pid = p->pid;
 
-	return likely(pid < PID_MAX_LIMIT) ? &psim_tasks[pid] : NULL;
+	if (psim_have_task_word() && !static_branch_unlikely(&psim_table_key))
+		return psim_task_word(p);
+	if (likely(pid < psim_tasks_nr))
+		return &psim_tasks[pid];
+	psim_note_beyond(pid);
+	return NULL;
+}
+
+/* The word of the task with @pid, if it is alive; under rcu_read_lock(). */
+static u32 *psim_word_by_pid(pid_t pid)
+{
+	struct task_struct *p;
+
+	if (pid <= 0)
+		return NULL;
+	if (static_branch_unlikely(&psim_table_key))
+		return (unsigned int)pid < psim_tasks_nr ? &psim_tasks[pid] :
+							     NULL;
+	p = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_PID);
+	return p ? psim_word(p) : NULL;
 }
 
 /*
@@ -330,11 +377,14 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 		 * before the switch, and such a task stays queued.
 		 */
 		bool sleep = !preempt && state != TASK_RUNNING;
+		u16 lo = psim_lo(*wp), pw;
 
-		psim_store(wp, psim_task_switch_out(psim_lo(*wp), sleep,
-						    sleep && prev->in_iowait,
-						    sleep && state == TASK_DEAD,
-						    &clear, &set), cpu);
+		pw = psim_task_switch_out(lo, sleep, sleep && prev->in_iowait,
+					  sleep && state == TASK_DEAD, &clear,
+					  &set);
+		/* a preempted task's word stays: no store, no dirty line */
+		if (pw != lo)
+			psim_store(wp, pw, cpu);
 		psim_cpu_counts(&pc->st, clear, set);
 		changed |= clear | set;
 		/*
@@ -348,8 +398,11 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	pc->curr = next->pid;
 	wn = next->pid ? psim_word_on(pc, next, cpu) : NULL;
 	if (wn) {
-		nw = psim_task_wakeup(psim_lo(*wn), &clear, &set);
-		psim_store(wn, nw, cpu);
+		u16 lo = psim_lo(*wn);
+
+		nw = psim_task_wakeup(lo, &clear, &set);
+		if (nw != lo)
+			psim_store(wn, nw, cpu);
 		psim_cpu_counts(&pc->st, clear, set);
 		changed |= clear | set;
 	}
@@ -692,9 +745,9 @@ static void psim_cpu_gone(unsigned int cpu, bool kprobe)
 	u32 *w;
 
 	local_irq_save(flags);
+	rcu_read_lock();
 	psim_lock(pc);
-	w = pc->curr > 0 && pc->curr < PID_MAX_LIMIT ? &psim_tasks[pc->curr] :
-						     NULL;
+	w = psim_word_by_pid(pc->curr);
 	if (w && psim_wcpu(*w) == cpu) {
 		psim_store(w, psim_task_switch_out(psim_lo(*w), true, false,
 						   false, &clear, &set), cpu);
@@ -711,6 +764,7 @@ static void psim_cpu_gone(unsigned int cpu, bool kprobe)
 	pc->st.curr_memstall = 0;
 	psim_update(&pc->st, cpu);
 	psim_unlock(pc);
+	rcu_read_unlock();
 	local_irq_restore(flags);
 }
 
@@ -939,7 +993,8 @@ static int psim_attach(bool memstall_tp_only)
 {
 	int i, ret;
 
-	psim_attach_xtids();
+	if (static_branch_unlikely(&psim_table_key))
+		psim_attach_xtids();
 	for (i = 0; i < ARRAY_SIZE(psim_sched_probes); i++) {
 		ret = tracepoint_probe_register(psim_sched_probes[i].tp,
 						psim_sched_probes[i].func, NULL);
@@ -966,16 +1021,108 @@ static void psim_detach(void)
 	tracepoint_synchronize_unregister();
 }
 
+/*
+ * The table's size: pid_max now. The kernel does not export it; its sysctl
+ * file says it. The limit if that cannot be read.
+ */
+static unsigned int psim_read_pid_max(void)
+{
+	unsigned int v = PID_MAX_LIMIT;
+	char buf[16] = "";
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	f = filp_open("/proc/sys/kernel/pid_max", O_RDONLY, 0);
+	if (IS_ERR(f))
+		return v;
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n > 0 && !kstrtouint(buf, 10, &v) && v > 0 && v <= PID_MAX_LIMIT)
+		return v;
+	return PID_MAX_LIMIT;
+}
+
+/* Every task's psi_flags to 0; with no probe attached. */
+static void psim_task_words_clear(void)
+{
+	struct task_struct *g, *t;
+
+	if (!psim_have_task_word())
+		return;
+	rcu_read_lock();
+	for_each_process_thread(g, t)
+		WRITE_ONCE(*psim_task_word(t), 0);
+	rcu_read_unlock();
+}
+
+/*
+ * Where the words live (see psim_tasks): task_struct->psi_flags where the
+ * kernel has it and its PSI is off (@kernel_psi false), else a fresh table.
+ */
+static int psim_store_start(bool kernel_psi)
+{
+	if (psim_have_task_word() && !kernel_psi) {
+		static_branch_disable(&psim_table_key);
+		psim_task_words_clear();
+		pr_info("task states in task_struct (psi_flags)\n");
+		return 0;
+	}
+	psim_tasks_nr = psim_read_pid_max();
+	psim_pid_beyond = 0;
+	psim_beyond_said = false;
+	psim_tasks = vzalloc(array_size(psim_tasks_nr, sizeof(*psim_tasks)));
+	if (!psim_tasks)
+		return -ENOMEM;
+	static_branch_enable(&psim_table_key);
+	pr_info("task states in a table of %u pids (pid_max; %zu KiB)\n",
+		psim_tasks_nr, array_size(psim_tasks_nr, sizeof(u32)) / 1024);
+	return 0;
+}
+
+/* With no probe attached any more. */
+static void psim_store_stop(void)
+{
+	if (!psim_tasks) {
+		psim_task_words_clear();
+		return;
+	}
+	vfree(psim_tasks);
+	psim_tasks = NULL;
+	psim_tasks_nr = 0;
+}
+
+/*
+ * From the averaging work: a task whose pid is beyond the table is not
+ * counted. Said once per start; pid_max was raised after it.
+ */
+void psim_probes_check(void)
+{
+	unsigned int pid = READ_ONCE(psim_pid_beyond);
+
+	if (pid && !psim_beyond_said) {
+		psim_beyond_said = true;
+		pr_warn("pid %u is beyond pid_max at the start (%u): tasks with such pids are not counted; set enable=0 then 1, or reload psi_mod, to count them\n",
+			pid, psim_tasks_nr);
+	}
+}
+
+/* The table's entries, 0 where the words are in task_struct. */
+unsigned int psim_store_table_size(void)
+{
+	return psim_tasks ? psim_tasks_nr : 0;
+}
+
 /* Fresh state, then the probes. */
-int psim_probes_start(bool memstall_tp_only)
+int psim_probes_start(bool memstall_tp_only, bool kernel_psi)
 {
 	int cpu, ret;
 
 	/* a word's upper half holds a CPU number */
 	BUILD_BUG_ON(CONFIG_NR_CPUS > (1UL << (32 - PSIM_WCPU_SHIFT)));
-	psim_tasks = vzalloc(array_size(PID_MAX_LIMIT, sizeof(*psim_tasks)));
-	if (!psim_tasks)
-		return -ENOMEM;
+	ret = psim_store_start(kernel_psi);
+	if (ret)
+		return ret;
 
 	for_each_possible_cpu(cpu) {
 		struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
@@ -1011,8 +1158,7 @@ int psim_probes_start(bool memstall_tp_only)
 err_hp:
 	cpuhp_remove_state_nocalls(psim_hp_state);
 err_free:
-	vfree(psim_tasks);
-	psim_tasks = NULL;
+	psim_store_stop();
 	return ret;
 }
 
@@ -1037,10 +1183,9 @@ void psim_probes_stop(void)
 	if (underflows)
 		pr_err("%u task count underflows: accounting bug, please report\n",
 		       underflows);
-	/* Waits for a running callback: it uses the task table. */
+	/* Waits for a running callback: it uses the task words. */
 	cpuhp_remove_state_nocalls(psim_hp_state);
-	vfree(psim_tasks);
-	psim_tasks = NULL;
+	psim_store_stop();
 }
 
 /*

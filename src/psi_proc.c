@@ -211,6 +211,8 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 			   d.st.underflows, d.relocations, d.dead_kprobe,
 			   d.dead_callback);
 	}
+	/* where the task words are: psi_flags, or a table of this many pids */
+	seq_printf(m, "task_table %u\n", psim_store_table_size());
 	psim_aggregate_debug(&ag);
 	seq_printf(m, "avgs_work_runs %lu\n", ag.runs);
 	/* of those, on the timer that wakes an idle CPU */

@@ -20,7 +20,7 @@ san_args() {
 	case $1 in
 	test_model) echo 400000 ;;
 	test_midload) echo 10 ;;
-	test_probes) echo 50000 ;;
+	test_probes | test_probes_task) echo 50000 ;;
 	esac
 }
 

@@ -26,6 +26,13 @@
  *                         that once left a count behind or took a lock
  *                         wrongly (the FAIL line says what went wrong).
  *
+ * Built twice over the same probes: as on a kernel without CONFIG_PSI (the
+ * words in the pid table; the pid swap and pid reuse scenarios are about
+ * it), and with -DSHIM_CONFIG_PSI as on a psi=0 kernel that has it (the
+ * words in task_struct->psi_flags: stale words from before the start must
+ * be cleared, a pid reused while its old task still runs changes nothing;
+ * probes_task_words).
+ *
  * Usage: test_probes [events per seed]
  */
 #include "model.h"
@@ -41,6 +48,18 @@ struct delayed_work psim_poll_work;
 struct workqueue_struct *psim_poll_wq;
 
 static unsigned long events_per_seed = 1000000;
+
+#ifdef CONFIG_PSI
+static const bool task_store = true;
+#define task_word(t)	((t)->psi_flags)
+#else
+static const bool task_store;
+static unsigned int no_word;
+#define task_word(t)	(*((void)(t), &no_word))
+#endif
+
+/* what a former load left in a word: flags counted on cpu3 */
+#define STALE_WORD	((3U << 16) | PSIM_TSK_RUNNING | PSIM_TSK_IOWAIT)
 
 typedef void (*switch_fn)(void *, bool, struct task_struct *,
 			  struct task_struct *, unsigned int);
@@ -240,12 +259,22 @@ static int probes_start(bool memstall_tp_only)
 		shim_tracepoints[i].func = NULL;
 	ret = psim_probes_find();
 	if (!ret)
-		ret = psim_probes_start(memstall_tp_only);
+		ret = psim_probes_start(memstall_tp_only, false);
 	TU_CHECK(!ret, "psim_probes_start: %d", ret);
 	TU_CHECK(tp_func("sched_switch") && tp_func("sched_wakeup") &&
 		 tp_func("sched_wakeup_new") && tp_func("sched_migrate_task") &&
-		 shim_kretprobe("exchange_tids") && shim_cpuhp_teardown,
-		 "a probe is not registered");
+		 shim_cpuhp_teardown, "a probe is not registered");
+	/* the pid swap moves table words; task words stay with their task */
+	TU_CHECK(!shim_kretprobe("exchange_tids") == task_store,
+		 "exchange_tids kretprobe %s with the words in %s",
+		 shim_kretprobe("exchange_tids") ? "registered" : "missing",
+		 task_store ? "task_struct" : "the table");
+	TU_CHECK(psim_store_table_size() == (task_store ? 0 : PID_MAX_LIMIT),
+		 "table of %u pids", psim_store_table_size());
+	for (i = 0; task_store && i < shim_ntasks; i++)
+		TU_CHECK(!task_word(shim_tasks[i]),
+			 "pid %d: word %#x after the start, want 0",
+			 shim_tasks[i]->pid, task_word(shim_tasks[i]));
 	return ret;
 }
 
@@ -264,6 +293,11 @@ static void probes_stop(void)
 		 !shim_kprobe("cpuhp_report_idle_dead") &&
 		 !shim_kretprobe("exchange_tids") && !shim_cpuhp_teardown,
 		 "a kprobe or the hotplug state is still registered");
+	/* psi_flags back as the kernel left it */
+	for (i = 0; task_store && i < shim_ntasks; i++)
+		TU_CHECK(!task_word(shim_tasks[i]),
+			 "pid %d: word %#x after the stop, want 0",
+			 shim_tasks[i]->pid, task_word(shim_tasks[i]));
 }
 
 /* ------------------------------------------------------------------ */
@@ -320,6 +354,7 @@ static void be_wakeup_new(struct model *m, int p)
 	shim_now = m->now;
 	ts[p].cpu = m->t[p].cpu;
 	ts[p].se.sched_delayed = 0;
+	task_word(&ts[p]) = 0;		/* copy_process() */
 	call_wakeup_new(online_cpu(m, brnd(NCPU)), &ts[p]);
 }
 
@@ -579,11 +614,19 @@ static void probes_random_events(void)
 			shim_kprobe_missing[0] = "cpuhp_report_idle_dead";
 		model_init(&m, seeds[si], ntasks[si]);
 		shim_now = m.now;	/* the load's time */
+		/* the tasks exist, with what a former load left */
+		for (i = 0; i < NTASK; i++) {
+			shim_task_add(&ts[i]);
+			task_word(&ts[i]) = STALE_WORD;
+		}
 		if (probes_start(tp_only))
 			return;
 		m.exact = 1;
 		m.be = &real_be;
 		for (i = 0; i < NTASK; i++) {
+			if (task_store)
+				TU_CHECK(!task_word(&ts[i]),
+					 "ts[%d] kept its stale word", i);
 			memset(&ts[i], 0, sizeof(ts[i]));
 			ts[i].pid = 1000 + i;
 			ts[i].cpu = m.t[i].cpu;
@@ -701,12 +744,14 @@ static void expect_running(const char *when, const unsigned int *running)
 	shim_now = 1000;						\
 } while (0)
 
+/* A new task: copy_process() zeroes psi_flags. */
 static struct task_struct *new_task(struct task_struct *t, pid_t pid,
 				    int cpu)
 {
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->cpu = cpu;
+	shim_task_add(t);
 	return t;
 }
 
@@ -1238,6 +1283,55 @@ static void probes_poll_kick(void)
 	probes_stop();
 }
 
+/*
+ * The words in task_struct: a task running since before the start keeps
+ * whatever a former load left in its psi_flags (a stale RUNNING|IOWAIT
+ * "counted on cpu3"); the start clears it, so the task's events count it
+ * from nothing, as a word 0. And the pid reuse that the table cannot tell
+ * apart (probes_pid_reuse_no_leak): D (pid 400) has reaped itself and
+ * still runs on cpu0, N gets pid 400 on cpu1. Each has its own word: both
+ * are counted, exactly, throughout; D's last switch takes D off cpu0 only.
+ */
+static void probes_task_words(void)
+{
+	static struct task_struct old, td, tn;
+	static const unsigned int old_in[NR_CPUS] = { 0, 0, 1, 0 };
+	static const unsigned int both[NR_CPUS] = { 1, 1, 0, 0 };
+	static const unsigned int n_only[NR_CPUS] = { 0, 1, 0, 0 };
+	static const unsigned int none[NR_CPUS];
+
+	new_task(&old, 390, 2);
+	task_word(&old) = STALE_WORD;
+	SCENARIO_BEGIN();
+	TU_CHECK(!task_word(&old), "stale word %#x kept after the start",
+		 task_word(&old));
+	/* the old task wakes on cpu2 and runs: counted there only */
+	old.__state = TASK_INTERRUPTIBLE;
+	call_wakeup(0, &old, true);
+	call_switch(2, false, &idle_ts[2], TASK_RUNNING, false, &old);
+	expect_running("a task from before the start woke on cpu2", old_in);
+	call_switch(2, false, &old, TASK_INTERRUPTIBLE, false, &idle_ts[2]);
+	/* pid reuse */
+	call_wakeup_new(0, new_task(&td, 400, 0));
+	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &td);
+	shim_now += 1000;
+	call_wakeup_new(1, new_task(&tn, 400, 1));
+	expect_running("N got the pid of D, which still runs", both);
+	shim_now += 1000;
+	call_switch(0, false, &td, TASK_DEAD, false, &idle_ts[0]);
+	expect_running("after D's last switch", n_only);
+	shim_now += 1000;
+	call_switch(1, false, &idle_ts[1], TASK_RUNNING, false, &tn);
+	expect_running("after N is switched in", n_only);
+	shim_now += 1000;
+	call_switch(1, false, &tn, TASK_DEAD, false, &idle_ts[1]);
+	shim_jb_armed = false;
+	expect_running("both exited, every CPU idle", none);
+	TU_CHECK(!bug_report[0], "%s", bug_report);
+	check_all_zero("both exited, every CPU idle");
+	probes_stop();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -1245,6 +1339,10 @@ int main(int argc, char **argv)
 	TU_RUN(probes_random_events);
 	TU_RUN(probes_poll_kick);
 	TU_RUN(probes_wakeup_current_irqs_on);
+	if (task_store) {
+		TU_RUN(probes_task_words);
+		return tu_exit();
+	}
 	TU_RUN(probes_relocate_stale_word);
 	TU_RUN(probes_pid_reuse_no_leak);
 	TU_RUN(probes_relocate_word_changed);

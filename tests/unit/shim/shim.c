@@ -13,6 +13,32 @@ bool shim_jb_armed;
 char shim_msg[512];
 void (*shim_lock_hook)(raw_spinlock_t *lock, const char *func);
 int (*shim_cpuhp_teardown)(unsigned int cpu);
+struct task_struct *shim_tasks[SHIM_MAX_TASKS];
+int shim_ntasks, shim_task_iter;
+struct pid_namespace init_pid_ns;
+
+void shim_task_add(struct task_struct *t)
+{
+	int i;
+
+	for (i = 0; i < shim_ntasks; i++)
+		if (shim_tasks[i] == t)
+			return;
+	if (shim_ntasks == SHIM_MAX_TASKS)
+		shim_fail("shim_task_add: more than %d tasks", SHIM_MAX_TASKS);
+	shim_tasks[shim_ntasks++] = t;
+}
+
+struct pid *find_pid_ns(int nr, struct pid_namespace *ns)
+{
+	int i;
+
+	(void)ns;
+	for (i = 0; i < shim_ntasks; i++)
+		if (shim_tasks[i]->pid == nr)
+			return (struct pid *)shim_tasks[i];
+	return NULL;
+}
 const char *shim_kprobe_missing[4];
 
 void shim_fail(const char *fmt, ...)

@@ -47,6 +47,10 @@ typedef unsigned int gfp_t;
 #define LINUX_VERSION_CODE	SHIM_LINUX_VERSION
 
 #define CONFIG_SCHED_INFO	1
+/* -DSHIM_CONFIG_PSI: a kernel with CONFIG_PSI (task_struct->psi_flags) */
+#ifdef SHIM_CONFIG_PSI
+#define CONFIG_PSI		1
+#endif
 #define CONFIG_MEMCG		1
 #define CONFIG_COMPACTION	1
 #define NR_CPUS			4
@@ -73,6 +77,8 @@ typedef unsigned int gfp_t;
 #define ENOMEM			12
 #define pr_err(...)		fprintf(stderr, "psi_mod: " __VA_ARGS__)
 #define pr_warn_once(...)	shim_quiet(__VA_ARGS__)
+#define pr_warn(...)		shim_quiet(__VA_ARGS__)
+#define pr_info(...)		shim_quiet(__VA_ARGS__)
 #define pr_notice_once(...)	shim_quiet(__VA_ARGS__)
 
 /* notices the tests do not want to see, arguments checked all the same */
@@ -114,7 +120,10 @@ struct static_key_false {
 	bool enabled;
 };
 #define DECLARE_STATIC_KEY_FALSE(name)	extern struct static_key_false name
+#define DEFINE_STATIC_KEY_FALSE(name)	struct static_key_false name
 #define static_branch_unlikely(key)	unlikely((key)->enabled)
+#define static_branch_enable(key)	((key)->enabled = true)
+#define static_branch_disable(key)	((key)->enabled = false)
 
 /* ---- CPUs, interrupts, failure ---- */
 extern int shim_cpu;			/* the CPU the code runs on */
@@ -227,7 +236,77 @@ struct task_struct {
 	int cpu;		/* task_cpu() */
 	struct sched_info sched_info;
 	struct sched_entity se;
+#ifdef CONFIG_PSI
+	unsigned int psi_flags;
+#endif
 };
+
+/*
+ * The task list: the tasks the test registered (shim_task_add()), for
+ * for_each_process_thread() and the pid lookup; RCU is a no-op here.
+ */
+#define SHIM_MAX_TASKS		128
+extern struct task_struct *shim_tasks[SHIM_MAX_TASKS];
+extern int shim_ntasks, shim_task_iter;
+void shim_task_add(struct task_struct *t);
+#define for_each_process_thread(g, t)					\
+	for ((g) = NULL, shim_task_iter = 0;				\
+	     (void)(g), shim_task_iter < shim_ntasks &&			\
+	     ((t) = shim_tasks[shim_task_iter], true);			\
+	     shim_task_iter++)
+#define rcu_read_lock()		do { } while (0)
+#define rcu_read_unlock()	do { } while (0)
+
+/* a struct pid is the task itself here */
+struct pid;
+struct pid_namespace {
+	int level;
+};
+extern struct pid_namespace init_pid_ns;
+enum pid_type { PIDTYPE_PID };
+struct pid *find_pid_ns(int nr, struct pid_namespace *ns);
+
+static inline struct task_struct *pid_task(struct pid *pid,
+					   enum pid_type type)
+{
+	(void)type;
+	return (struct task_struct *)pid;
+}
+
+/* ---- files: the module reads pid_max from procfs; there is none ---- */
+struct file;
+#define O_RDONLY		0
+#define MAX_ERRNO		4095
+#define ERR_PTR(e)		((void *)(long)(e))
+#define IS_ERR(p)		((unsigned long)(p) >= (unsigned long)-MAX_ERRNO)
+
+static inline struct file *filp_open(const char *name, int flags, int mode)
+{
+	(void)name;
+	(void)flags;
+	(void)mode;
+	return ERR_PTR(-ENOENT);
+}
+
+static inline ssize_t kernel_read(struct file *f, void *buf, size_t n,
+				  loff_t *pos)
+{
+	return -1;
+}
+
+static inline int filp_close(struct file *f, void *id)
+{
+	return 0;
+}
+
+static inline int kstrtouint(const char *s, unsigned int base,
+			     unsigned int *res)
+{
+	char *end;
+
+	*res = strtoul(s, &end, base);
+	return end == s ? -EINVAL : 0;
+}
 
 extern struct task_struct *shim_current[NR_CPUS];
 #define current			(shim_current[shim_cpu])
