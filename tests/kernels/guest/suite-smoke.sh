@@ -2,7 +2,7 @@
 # kernel has PSI. The module loads, 4 spinners on 2 vCPUs give cpu pressure,
 # O_DIRECT reads give io pressure, it unloads leaving nothing, dmesg is clean.
 # tests/kernels/run.sh adds this file to the harness's initramfs.
-CASES="load spin io unload dmesg"
+CASES="load store spin io unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -39,6 +39,7 @@ case_unload() {
 
 suite_begin
 run_case load 20 case_smoke_load
+run_case store 40 case_store
 run_case spin 40 case_spin
 run_case io 30 case_io
 run_case unload 20 case_unload

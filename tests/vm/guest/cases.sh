@@ -309,6 +309,56 @@ case_thread_exec() {
 	fi
 }
 
+# Where psi_mod keeps its per-task words: task_struct->psi_flags on a
+# kernel with CONFIG_PSI whose own PSI is off (debugfs task_table 0), else a
+# table sized to pid_max at the start. Then pid_max is raised and three
+# spinners (4 on 2 vCPUs with the shell's) get pids beyond the old pid_max:
+# with the task words they count as any task (cpu some grows by at least
+# a fifth of the window); in a table they have no word, are not counted
+# (cpu some grows by under a tenth) and dmesg says so once; enable 0 -> 1
+# sizes the table to the new pid_max. pid_max stays raised: tasks created
+# meanwhile keep their high pids.
+case_store() {
+	local kpsi=0 pm want t big i m win d r line
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	[ "$PSI_DIR" != /proc/pressure ] && [ -e /proc/pressure ] && kpsi=1
+	pm=$(cat /proc/sys/kernel/pid_max)
+	want=$pm
+	[ $kpsi = 0 ] && grep -q ' psi_memstall_enter$' /proc/kallsyms && want=0
+	t=$(debug_val task_table)
+	expect "debugfs task_table '$t', want $want (kernel PSI on: $kpsi, pid_max $pm)" [ "$t" = "$want" ]
+	if [ ! -w /proc/sys/kernel/ns_last_pid ]; then
+		bad "no /proc/sys/kernel/ns_last_pid to place a pid beyond pid_max"
+		return
+	fi
+	big=$((pm + 1000)) m=$(dmesg_mark)
+	echo $((pm + 4000)) > /proc/sys/kernel/pid_max
+	echo $big > /proc/sys/kernel/ns_last_pid
+	for i in 1 2 3; do bg spin 6; done
+	sleep 1
+	snap $C/a $PSI_DIR/cpu
+	sleep 4
+	snap $C/b $PSI_DIR/cpu
+	win=$(($(snap_t $C/b) - $(snap_t $C/a)))
+	d=$(snap_delta $C/a $C/b $PSI_DIR/cpu some)
+	bg_kill
+	line=$(dmesg_since $m | grep 'beyond pid_max' | head -1)
+	if [ "$want" = 0 ]; then
+		expect "spinners with pids > $big: cpu some +${d}us in ${win}us, want >= 1/5" pct_ge "$d" "$win" 20
+		expect "dmesg on the task words: '$line', want nothing" [ -z "$line" ]
+	else
+		expect "spinners with pids > $big, not in the table: cpu some +${d}us in ${win}us, want < 1/10" \
+			eval 'isint "$d" && [ $((d * 10)) -lt $win ]'
+		expect "no dmesg line about a pid beyond pid_max" [ -n "$line" ]
+		dmesg_since $m | grep 'beyond pid_max' >> $EXPECTED
+		r=$(kit write $ENABLE 0)$(kit write $ENABLE 1)
+		t=$(debug_val task_table)
+		expect "after enable 0, 1 ($r): task_table '$t', want the new pid_max $((pm + 4000))" [ "$t" = $((pm + 4000)) ]
+	fi
+	note "task_table $want; spinners from pid $((big + 1)): cpu some +${d}us in ${win}us; ${line:-no dmesg line}"
+	expect_settled
+}
+
 # dmesg after everything: no WARNING/BUG/Oops/lockdep/underflow/inconsistent,
 # and no psi_mod error/warning lines except the ones bad-parameter cases
 # provoked on purpose (recorded in $EXPECTED) and the kernel's taint notices.

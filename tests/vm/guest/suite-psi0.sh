@@ -1,6 +1,6 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec pidwrap percpu badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-unload dmesg"
+CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec store pidwrap percpu badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -488,6 +488,7 @@ run_case hackbench 120 case_hackbench
 run_case toggle 40 case_toggle
 run_case churn 120 case_churn
 run_case thread-exec 90 case_thread_exec
+run_case store 40 case_store
 run_case pidwrap 100 case_pidwrap
 run_case percpu 60 case_percpu
 run_case badparams 40 case_badparams

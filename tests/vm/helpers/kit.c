@@ -23,6 +23,13 @@
 //                                input/output event with a timeout of MS;
 //                                prints the revents bits by name (or
 //                                "timeout") and the milliseconds it took
+//   kit readers N SECONDS FILE...
+//                                N processes as uid/gid 65534, each reading
+//                                every FILE in turn (open, read, close) as
+//                                fast as it can for SECONDS; each checks
+//                                that every total it reads never goes
+//                                backwards; prints "reads R errors E
+//                                backwards B" summed over the N
 // Exit status: 0 on success, 1 on a failed syscall (after printing it), 2 usage.
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +40,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -244,6 +252,81 @@ static int do_poll(const char *file, int ms)
 	return 0;
 }
 
+/* The totals of a pressure file's lines, in order; how many. */
+static int totals(const char *b, unsigned long long *t, int max)
+{
+	const char *p = b;
+	int n = 0;
+
+	while (n < max && (p = strstr(p, "total=")) != NULL) {
+		p += 6;
+		t[n++] = strtoull(p, NULL, 10);
+	}
+	return n;
+}
+
+#define READERS_MAX_FILES	8
+
+static int do_readers(int n, double secs, int nf, char **files)
+{
+	unsigned long long reads = 0, errs = 0, back = 0;
+	int fds[2], i;
+
+	if (nf > READERS_MAX_FILES || pipe(fds))
+		return 2;
+	for (i = 0; i < n; i++) {
+		if (fork() == 0) {
+			unsigned long long last[READERS_MAX_FILES][2] = { { 0 } };
+			unsigned long long r = 0, e = 0, bk = 0, t[2];
+			long long end = now_us() + (long long)(secs * 1e6);
+			char b[512], line[96];
+			int f, k, m, fd;
+			ssize_t len;
+
+			if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+				_exit(1);
+			while (now_us() < end) {
+				for (f = 0; f < nf; f++) {
+					fd = open(files[f], O_RDONLY);
+					len = fd < 0 ? -1 : read(fd, b, sizeof(b) - 1);
+					if (fd >= 0)
+						close(fd);
+					if (len <= 0) {
+						e++;
+						continue;
+					}
+					b[len] = 0;
+					r++;
+					m = totals(b, t, 2);
+					for (k = 0; k < m; k++) {
+						bk += t[k] < last[f][k];
+						last[f][k] = t[k];
+					}
+				}
+			}
+			len = snprintf(line, sizeof(line), "%llu %llu %llu\n", r, e, bk);
+			if (write(fds[1], line, len) != len)
+				_exit(1);
+			_exit(0);
+		}
+	}
+	close(fds[1]);
+	{
+		FILE *in = fdopen(fds[0], "r");
+		unsigned long long r, e, bk;
+
+		while (in && fscanf(in, "%llu %llu %llu", &r, &e, &bk) == 3) {
+			reads += r;
+			errs += e;
+			back += bk;
+		}
+	}
+	while (wait(NULL) > 0)
+		;
+	printf("reads %llu errors %llu backwards %llu\n", reads, errs, back);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "now")) {
@@ -262,6 +345,8 @@ int main(int argc, char **argv)
 		return do_hold(argv[2], atof(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "poll"))
 		return do_poll(argv[2], atoi(argv[3]));
-	fprintf(stderr, "usage: kit now | snap FILE... | load KO [PARAM...] | write FILE STRING | readas UID FILE | hold FILE SECONDS | poll FILE MS\n");
+	if (argc >= 5 && !strcmp(argv[1], "readers"))
+		return do_readers(atoi(argv[2]), atof(argv[3]), argc - 4, argv + 4);
+	fprintf(stderr, "usage: kit now | snap FILE... | load KO [PARAM...] | write FILE STRING | readas UID FILE | hold FILE SECONDS | poll FILE MS | readers N SECONDS FILE...\n");
 	return 2;
 }
