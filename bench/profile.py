@@ -107,7 +107,8 @@ def report(args):
                 if len(p) != 10:
                     continue
                 st, kern, psi, mode, cg, g, run, ctxt, name, ins = p
-                col = f'psi={psi}' if mode == 'none' else ('mod-on' if mode == 'on' else 'mod-off')
+                col = (('psi=1-nocg' if psi == '1n' else f'psi={psi}') if mode == 'none'
+                       else ('mod-on' if mode == 'on' else 'mod-off'))
                 key = (st, kern, cg, g, col)
                 r = data[key].setdefault((path, run), [int(ctxt), collections.Counter()])
                 r[1][name] += int(ins)
@@ -121,7 +122,7 @@ def report(args):
     print('function it starts in; inlined code counts for its caller.')
     cells = sorted({k[:4] for k in data})
     for st, kern, cg, g in cells:
-        cols = [c for c in ('psi=0', 'mod-on', 'psi=1') if (st, kern, cg, g, c) in data]
+        cols = [c for c in ('psi=0', 'mod-on', 'psi=1', 'psi=1-nocg') if (st, kern, cg, g, c) in data]
         if 'psi=0' not in cols:
             continue
         per = {}
@@ -153,15 +154,21 @@ def report(args):
             if max(abs(x - v[0]) for x in v) >= 0.5:
                 rows.append((k, v))
         rows.sort(key=lambda kv: -max(abs(x - kv[1][0]) for x in kv[1]))
-        print('\n    %-40s' % 'function (per switch)' + ''.join('%10s' % c for c in cols))
+        print('\n    %-40s' % 'function (per switch)' + ''.join('%12s' % c for c in cols))
         for k, v in rows[:args.top]:
-            print('    %-40s' % k + ''.join('%10.1f' % x for x in v))
+            print('    %-40s' % k + ''.join('%12.1f' % x for x in v))
         tot = [sum(per[c]['f'].get(k, 0) for k in names) for c in cols]
-        print('    %-40s' % 'sum of the functions above' + ''.join('%10.1f' % x for x in tot))
+        print('    %-40s' % 'sum of the functions above' + ''.join('%12.1f' % x for x in tot))
         for i, c in enumerate(cols[1:], 1):
             mod = sum(v for k, v in per[c]['f'].items() if k.endswith('[psi_mod]'))
             print(f'    {c} - psi=0: {tot[i] - tot[0]:+.0f} instructions per switch on the scheduling path'
                   f' ({mod:.0f} in psi_mod\'s own functions)')
+        # psi_mod against the kernel's PSI without cgroup groups (the fair
+        # baseline: psi_mod keeps one system-wide group)
+        if 'mod-on' in cols and 'psi=1-nocg' in cols:
+            m, f = (tot[cols.index(c)] - tot[0] for c in ('mod-on', 'psi=1-nocg'))
+            if f > 0:
+                print(f'    mod-on / psi=1-nocg: {m / f:.2f} of the fair baseline\'s added instructions')
 
 
 def main():

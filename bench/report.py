@@ -20,8 +20,8 @@ import tempfile
 from collections import defaultdict
 
 COLS = {
-    "psimod": ["nopsi", "psi=0", "psi=1", "mod-off", "mod-on", "nopsi+mod"],
-    "stock": ["psi=0", "psi=1", "mod-off", "mod-on"],
+    "psimod": ["nopsi", "psi=0", "psi=1", "psi=1-nocg", "mod-off", "mod-on", "nopsi+mod"],
+    "stock": ["psi=0", "psi=1", "psi=1-nocg", "mod-off", "mod-on"],
 }
 CGS = {"root": "hackbench in the root cgroup",
        "cg": "hackbench in /a/b/c/d (cgroup2, 4 levels below the root)"}
@@ -231,6 +231,28 @@ def main():
                         c, per, mean(cx), ("%.0f+/-%.0f" % fit) if fit else "-", add))
                 out.append("%s %s g=%d (common %.0f/sw): %s" % (s, cg, g, slopes.get((s, cg, g), 0), "; ".join(parts)))
     out.append("")
+    # psi_mod against the fair baseline (the kernel's PSI without cgroup
+    # groups, as psi_mod keeps one system-wide group) and against psi=1:
+    # the "added" figures above, side by side
+    out.append("== added instructions per context switch: psi_mod / fair baseline / psi=1")
+    out.append("   mod-on, psi=1-nocg (psi=1 cgroup_disable=pressure), psi=1: the switch-adjusted mean minus psi=0's,")
+    out.append("   over psi=0's mean switches; ratio = mod-on / psi=1-nocg (the goal: at most 0.33)")
+    out.append("   %-8s %-5s %3s %10s %12s %10s %8s" % ("set", "cg", "g", "mod-on", "psi=1-nocg", "psi=1", "ratio"))
+    for s in ("psimod", "stock"):
+        for cg in ("root", "cg"):
+            grid = data["insns_adj"][s][cg]
+            for g in sorted(grid):
+                adj = grid[g]
+                bctx = ctxt.get((s, cg, g, "psi=0"), [])
+                if "psi=0" not in adj or not bctx:
+                    continue
+                add = {c: (mean(adj[c]) - mean(adj["psi=0"])) / max(mean(bctx), 1)
+                       for c in ("mod-on", "psi=1-nocg", "psi=1") if adj.get(c)}
+                ratio = ("%.2f" % (add["mod-on"] / add["psi=1-nocg"])
+                         if "mod-on" in add and add.get("psi=1-nocg", 0) > 0 else "-")
+                out.append("   %-8s %-5s %3d %10s %12s %10s %8s" % (
+                    s, cg, g, *(("%+.0f" % add[c]) if c in add else "-" for c in ("mod-on", "psi=1-nocg", "psi=1")), ratio))
+    out.append("")
     if o.idle and os.path.exists(o.idle):
         out.append("== idle and memory cost (%s)" % os.path.basename(o.idle))
         works = defaultdict(lambda: defaultdict(int))
@@ -287,7 +309,7 @@ def main():
                   "set logscale x 2", "set xtics (1,2,4,8)", "set xrange [0.8:10]",
                   "set xlabel 'hackbench groups (-p, pipes)'", "set ylabel '% overhead vs psi=0'",
                   "set grid", "set key top left", "set yzeroaxis"]
-        styles = {"nopsi": 1, "psi=1": 2, "mod-off": 3, "mod-on": 4, "nopsi+mod": 5}
+        styles = {"nopsi": 1, "psi=1": 2, "mod-off": 3, "mod-on": 4, "nopsi+mod": 5, "psi=1-nocg": 7}
         for s, cg in panels:
             script.append('set title "%s kernels, %s"' % (s, CGS[cg]))
             pl = ["'%s' index %d using ($1*%.3f):2:3 with yerrorlines lt %d pt 7 title '%s'" % (

@@ -34,9 +34,12 @@
 # Configurations (one boot each; -smp 1, nokaslr, 512 MiB):
 #   psimod psi=0  6.1.*-psimod-psi booted psi=0: columns psi=0, mod-off, mod-on
 #   psimod psi=1  the same kernel, psi=1: column psi=1
+#   psimod psi=1 cgroup_disable=pressure: column psi=1-nocg, the kernel's PSI
+#                 without per-cgroup groups (psi_mod's one system-wide group:
+#                 the fair baseline)
 #   psimod nopsi  6.1.*-psimod-nopsi (CONFIG_PSI=n): columns nopsi, nopsi+mod
 #   stock psi=0   the installed Debian 6.1 kernel, psi=0: psi=0, mod-off, mod-on
-#   stock psi=1   the same, psi=1: psi=1
+#   stock psi=1   the same, psi=1: psi=1; and psi=1-nocg as above
 # Each run is measured twice at once: guest instructions between two marker
 # no-ops around hackbench (bench/insncount.c, a TCG plugin; one vCPU, so the
 # count is exact up to a translation block) and wall time (the host's
@@ -205,17 +208,22 @@ disk=$B/empty.img
 # --- the boots: label psi modes (modes without a module are dropped)
 boots=()
 if [ $profile = 1 ]; then
-	[[ ",$sets," == *,psimod,* ]] && [ -n "${K_VER[psi]:-}" ] && boots+=("psi 0 none,on" "psi 1 none")
-	[[ ",$sets," == *,stock,* ]] && boots+=("stock 0 none,on" "stock 1 none")
+	[[ ",$sets," == *,psimod,* ]] && [ -n "${K_VER[psi]:-}" ] && boots+=("psi 0 none,on" "psi 1 none" "psi 1n none")
+	[[ ",$sets," == *,stock,* ]] && boots+=("stock 0 none,on" "stock 1 none" "stock 1n none")
 	plugin_args=,prof=on
 	prof=$B/prof-$(date -u +%Y%m%dT%H%M%SZ).tsv
 	: > "$prof"
 else
 	if [[ ",$sets," == *,psimod,* ]]; then
-		[ -n "${K_VER[psi]:-}" ] && boots+=("psi 0 none,off,on" "psi 1 none")
+		[ -n "${K_VER[psi]:-}" ] && boots+=("psi 0 none,off,on" "psi 1 none" "psi 1n none")
 		[ -n "${K_VER[nopsi]:-}" ] && boots+=("nopsi 0 none,on")
 	fi
-	[[ ",$sets," == *,stock,* ]] && boots+=("stock 0 none,off,on" "stock 1 none")
+	# the fair baseline is not part of the smoke run
+	if [ $smoke = 1 ]; then
+		boots+=("stock 0 none,off,on" "stock 1 none")
+	else
+		[[ ",$sets," == *,stock,* ]] && boots+=("stock 0 none,off,on" "stock 1 none" "stock 1n none")
+	fi
 fi
 [ ${#boots[@]} -gt 0 ] || die "nothing to boot"
 
@@ -225,11 +233,14 @@ printf 'set\tkernel\tpsi\tmode\tcolumn\tcg\tg\tl\tround\twall_ns\tinsns\tctxt\ts
 ngroups=$(echo "$groups" | tr , '\n' | wc -l)
 ncgs=$(echo "$cgs" | tr , '\n' | wc -l)
 
+# psi "1n": psi=1 cgroup_disable=pressure
+psi_cmdline() { [ "$1" = 1n ] && echo "psi=1 cgroup_disable=pressure" || echo "psi=$1"; }
+
 column_of() {	# label psi mode
 	case "$1:$3" in
 	nopsi:none) echo nopsi ;;
 	nopsi:on) echo nopsi+mod ;;
-	*:none) echo "psi=$2" ;;
+	*:none) [ "$2" = 1n ] && echo psi=1-nocg || echo "psi=$2" ;;
 	*:off) echo mod-off ;;
 	*:on) echo mod-on ;;
 	esac
@@ -257,7 +268,7 @@ boot_one() {	# round label psi modes [extra cmdline]
 		-drive "file=$bdisk,format=raw,if=virtio"
 		-serial mon:stdio -serial "file:$resf"
 		-icount shift=0,sleep=off -plugin "$B/libinsncount.so${plugin_args:-}" -d plugin -D "$plog"
-		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=4 psitest.suite=bench bench.modes=$modes bench.groups=$groups bench.cgs=$cgs bench.reps=$reps bench.rot=$r bench.prof=$profile $extra")
+		-append "console=ttyS0 $(psi_cmdline "$psi") panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=4 psitest.suite=bench bench.modes=$modes bench.groups=$groups bench.cgs=$cgs bench.reps=$reps bench.rot=$r bench.prof=$profile $extra")
 	run_qemu "boot $tag (${K_VER[$l]}, modes $modes)" "$limit" "$logf"
 	[ $QEMU_RC = 0 ] || echo "@@ERR qemu exit $QEMU_RC" >> "$resf"
 	[ -z "$extra" ] || return 0
@@ -272,7 +283,7 @@ boot_one() {	# round label psi modes [extra cmdline]
 			if (!("wall_ns" in kv)) { print "bad run: " $0 > "/dev/stderr"; next }
 			ins = (m + 1 < n) ? mk[m + 1] - mk[m] : "NA"
 			hw = (m + 1 < n) ? ht[m + 1] - ht[m] : 0; m += 2
-			col = kv["mode"] == "none" ? (lab == "nopsi" ? "nopsi" : "psi=" psi) : \
+			col = kv["mode"] == "none" ? (lab == "nopsi" ? "nopsi" : (psi == "1n" ? "psi=1-nocg" : "psi=" psi)) : \
 			      (kv["mode"] == "off" ? "mod-off" : (lab == "nopsi" ? "nopsi+mod" : "mod-on"))
 			printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\n", set, k, psi, kv["mode"], col, kv["cg"], kv["g"], kv["l"], r, hw, (ins == "NA" ? ins : sprintf("%.0f", ins)), kv["ctxt"], kv["status"], kv["wall_ns"]
 		}' >> "$raw"
@@ -314,6 +325,8 @@ if [ "$idle" -gt 0 ]; then
 		cat "$B/logs/$il-psi0-r0-idle.results" >> "$idlef"
 		boot_one 0 "$il" 1 none "bench.idle=$idle"
 		sed 's/mode=none/mode=psi1/' "$B/logs/$il-psi1-r0-idle.results" >> "$idlef"
+		boot_one 0 "$il" 1n none "bench.idle=$idle"
+		sed 's/mode=none/mode=psi1-nocg/' "$B/logs/$il-psi1n-r0-idle.results" >> "$idlef"
 	done
 	tr -d '\r' < "$idlef" > "$idlef.tmp" && mv "$idlef.tmp" "$idlef"
 fi

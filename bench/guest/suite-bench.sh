@@ -59,6 +59,12 @@ case " $cgs " in
 	mkdir -p /sys/fs/cgroup
 	mount -t cgroup2 none /sys/fs/cgroup || out "@@ERR cgroup2 mount failed"
 	mkdir -p $CG || out "@@ERR mkdir $CG failed"
+	# the fair baseline's boot: the kernel's PSI without cgroup groups
+	case " $(cat /proc/cmdline) " in
+	*" cgroup_disable=pressure "*)
+		[ ! -e /sys/fs/cgroup/a/cpu.pressure ] ||
+			out "@@ERR cgroup_disable=pressure given, but /sys/fs/cgroup/a/cpu.pressure exists" ;;
+	esac
 	;;
 esac
 
@@ -80,6 +86,8 @@ if [ "$idle" -gt 0 ]; then
 		echo 0 > $T/tracing_on
 		echo > $T/trace
 		echo 1 > $T/events/workqueue/workqueue_execute_start/enable 2>/dev/null
+		echo 1 > $T/events/timer/timer_expire_entry/enable 2>/dev/null
+		echo 1 > $T/events/timer/hrtimer_expire_entry/enable 2>/dev/null
 		echo 1 > $T/tracing_on
 		loc0=$(awk '$1 == "LOC:" { print $2 }' /proc/interrupts)
 		r0=$(awk '/avgs_work_runs/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { print $i; exit } }' /sys/kernel/debug/psi_mod/state 2>/dev/null)
@@ -90,11 +98,17 @@ if [ "$idle" -gt 0 ]; then
 		kw=$(grep -c 'function psi_avgs_work' $T/trace)
 		mw=$(grep -c 'function psim_' $T/trace)
 		all=$(grep -c 'workqueue_execute_start' $T/trace)
-		out "@@IDLE mode=$m secs=$idle loc=$((loc1 - loc0)) modruns=$(( ${r1:-0} - ${r0:-0} )) kernel_psi_works=$kw module_works=$mw all_works=$all"
+		# timer expiries: timer-wheel timers (the works' delay timers among
+		# them) and hrtimers (the tick's)
+		tw=$(grep -c 'timer_expire_entry' $T/trace)
+		th=$(grep -c 'hrtimer_expire_entry' $T/trace)
+		out "@@IDLE mode=$m secs=$idle loc=$((loc1 - loc0)) modruns=$(( ${r1:-0} - ${r0:-0} )) kernel_psi_works=$kw module_works=$mw all_works=$all timers=$((tw - th)) hrtimers=$th"
 		grep workqueue_execute_start $T/trace | sed 's/.*function //; s/ .*//' | sort | uniq -c | while read -r n f; do
 			out "@@WORKS mode=$m $f=$n"
 		done
 		echo 0 > $T/events/workqueue/workqueue_execute_start/enable
+		echo 0 > $T/events/timer/timer_expire_entry/enable
+		echo 0 > $T/events/timer/hrtimer_expire_entry/enable
 	done
 	set_mode none
 	exit 0
