@@ -29,7 +29,7 @@ import sys
 SCHED_PATH = re.compile(r'\[psi_mod\]$|^psi_|^record_times$|clock|^_raw_spin|^__schedule$|'
                         r'^try_to_wake_up$|^ttwu_|^enqueue_task|^dequeue_task|^activate_task$|'
                         r'^__traceiter_|^check_preempt|^finish_task_switch|^pick_next|^put_prev|'
-                        r'^set_next|^update_curr')
+                        r'^set_next|^update_curr|queued_spin_lock_slowpath')
 
 # x86_64: modules live above the kernel image's 1 GiB (no KASLR here)
 MODULES_VADDR = 0xffffffffc0000000
@@ -108,7 +108,7 @@ def report(args):
                     continue
                 st, kern, psi, mode, cg, g, run, ctxt, name, ins = p
                 col = (('psi=1-nocg' if psi == '1n' else f'psi={psi}') if mode == 'none'
-                       else ('mod-on' if mode == 'on' else 'mod-off'))
+                       else {'on': 'mod-on', 'onr': 'mod-on+rd'}.get(mode, 'mod-off'))
                 key = (st, kern, cg, g, col)
                 r = data[key].setdefault((path, run), [int(ctxt), collections.Counter()])
                 r[1][name] += int(ins)
@@ -122,7 +122,8 @@ def report(args):
     print('function it starts in; inlined code counts for its caller.')
     cells = sorted({k[:4] for k in data})
     for st, kern, cg, g in cells:
-        cols = [c for c in ('psi=0', 'mod-on', 'psi=1', 'psi=1-nocg') if (st, kern, cg, g, c) in data]
+        cols = [c for c in ('psi=0', 'mod-on', 'mod-on+rd', 'psi=1', 'psi=1-nocg')
+                if (st, kern, cg, g, c) in data]
         if 'psi=0' not in cols:
             continue
         per = {}

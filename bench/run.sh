@@ -21,6 +21,13 @@
 #              1e10 per second of wall time) and, but for psi=0, a mean
 #              within 1/3 to 3 x psi=0's; the summary line "N passed, N
 #              failed". No significance claims.
+#   --readers  goal: readers cost the scheduler nothing. As --profile, on
+#              stock 6.1 only, with 2 vCPUs (icount runs them in turn, so a
+#              probe waiting on a lock a reader holds shows as spinning
+#              instructions): psi=0, mod-on, and mod-on with 64 unprivileged
+#              readers looping on the pressure files (column mod-on+rd);
+#              bench/results/profile-readers.txt. BENCH_SRC=<commit> measures
+#              another version of the module the same way.
 #   --profile  where the instructions go: one round, group count 2, root and
 #              /a/b/c/d, 3 runs per cell, boots psi=0 (none, on) and psi=1 of
 #              the -psimod-psi kernel and of stock 6.1; the plugin counts every
@@ -52,8 +59,9 @@
 # the emulation of the run cost, noise included.
 # env: PSI_VM_BUILD (artefacts, default <repo>/build/bench), PSI_KERNELS_DIR
 #      (the -psimod-* .debs, default <repo>/../shared/kernels), KVER (stock
-#      kernel), BENCH_SRC=worktree|head (module source: the working tree, or
-#      the committed HEAD), BENCH_RESULTS (default bench/results).
+#      kernel), BENCH_SRC=worktree|head|<commit> (module source: the working
+#      tree, the committed HEAD, or that commit), BENCH_RESULTS (default
+#      bench/results).
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$BENCH_DIR/.." && pwd)
@@ -62,7 +70,7 @@ export PSI_VM_BUILD=${PSI_VM_BUILD:-$REPO/build/bench}
 B=$PSI_VM_BUILD
 cmdline="${BENCH_SRC:+BENCH_SRC=$BENCH_SRC }bench/run.sh $*"
 
-smoke=0 rounds=7 reps=1 idle=60 report_only=0 profile=0
+smoke=0 rounds=7 reps=1 idle=60 report_only=0 profile=0 readers=0 smp=1
 groups="1:1300,2:520,4:180,8:66"
 sets=psimod,stock cgs=root,cg
 raws=()
@@ -70,6 +78,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--smoke) smoke=1; shift ;;
 	--profile) profile=1; shift ;;
+	--readers) profile=1 readers=1 smp=2 sets=stock cgs=root; shift ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--groups) groups=$2; shift 2 ;;
@@ -126,6 +135,10 @@ mkdir -p "$src"
 if [ "${BENCH_SRC:-worktree}" = head ]; then
 	git -C "$REPO" archive HEAD Kbuild dkms.conf Makefile src include | tar -x -C "$src"
 	modrev="$(git -C "$REPO" rev-parse --short HEAD) (committed HEAD)"
+elif [ "${BENCH_SRC:-worktree}" != worktree ]; then
+	git -C "$REPO" archive "$BENCH_SRC" Kbuild dkms.conf Makefile src include | tar -x -C "$src" ||
+		die "no module source at $BENCH_SRC"
+	modrev="$(git -C "$REPO" rev-parse --short "$BENCH_SRC") (commit $BENCH_SRC)"
 else
 	cp -r "$REPO/Kbuild" "$REPO/dkms.conf" "$REPO/Makefile" "$REPO/src" "$REPO/include" "$src/"
 	modrev="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')"
@@ -209,7 +222,11 @@ disk=$B/empty.img
 boots=()
 if [ $profile = 1 ]; then
 	[[ ",$sets," == *,psimod,* ]] && [ -n "${K_VER[psi]:-}" ] && boots+=("psi 0 none,on" "psi 1 none" "psi 1n none")
-	[[ ",$sets," == *,stock,* ]] && boots+=("stock 0 none,on" "stock 1 none" "stock 1n none")
+	if [ $readers = 1 ]; then
+		boots+=("stock 0 none,on,onr")
+	else
+		[[ ",$sets," == *,stock,* ]] && boots+=("stock 0 none,on" "stock 1 none" "stock 1n none")
+	fi
 	plugin_args=,prof=on
 	prof=$B/prof-$(date -u +%Y%m%dT%H%M%SZ).tsv
 	: > "$prof"
@@ -243,6 +260,7 @@ column_of() {	# label psi mode
 	*:none) [ "$2" = 1n ] && echo psi=1-nocg || echo "psi=$2" ;;
 	*:off) echo mod-off ;;
 	*:on) echo mod-on ;;
+	*:onr) echo mod-on+rd ;;
 	esac
 }
 
@@ -263,7 +281,7 @@ boot_one() {	# round label psi modes [extra cmdline]
 		truncate -s 32M "$bdisk"
 	fi
 	# shellcheck disable=SC2054 # the commas are in option values
-	QEMU_ARGV=(qemu-system-x86_64 -accel tcg -smp 1 -m 512M
+	QEMU_ARGV=(qemu-system-x86_64 -accel tcg -smp $smp -m 512M
 		-nographic -no-reboot -kernel "${K_IMG[$l]}" -initrd "${K_INITRD[$l]}"
 		-drive "file=$bdisk,format=raw,if=virtio"
 		-serial mon:stdio -serial "file:$resf"
@@ -284,7 +302,7 @@ boot_one() {	# round label psi modes [extra cmdline]
 			ins = (m + 1 < n) ? mk[m + 1] - mk[m] : "NA"
 			hw = (m + 1 < n) ? ht[m + 1] - ht[m] : 0; m += 2
 			col = kv["mode"] == "none" ? (lab == "nopsi" ? "nopsi" : (psi == "1n" ? "psi=1-nocg" : "psi=" psi)) : \
-			      (kv["mode"] == "off" ? "mod-off" : (lab == "nopsi" ? "nopsi+mod" : "mod-on"))
+			      (kv["mode"] == "off" ? "mod-off" : (lab == "nopsi" ? "nopsi+mod" : (kv["mode"] == "onr" ? "mod-on+rd" : "mod-on")))
 			printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\n", set, k, psi, kv["mode"], col, kv["cg"], kv["g"], kv["l"], r, hw, (ins == "NA" ? ins : sprintf("%.0f", ins)), kv["ctxt"], kv["status"], kv["wall_ns"]
 		}' >> "$raw"
 	if [ $profile = 1 ]; then
@@ -400,9 +418,11 @@ fi
 if [ $profile = 1 ]; then
 	mkdir -p "$RESULTS"
 	cp "$prof" "$RESULTS/$(basename "$prof")"
+	pfile=profile.txt
+	[ $readers = 0 ] || pfile=profile-readers.txt
 	if python3 "$BENCH_DIR/profile.py" report --command "$cmdline" --module "$modrev" \
-		"$RESULTS/$(basename "$prof")" > "$RESULTS/profile.txt"; then
-		pass "bench/profile" "$RESULTS/profile.txt"
+		"$RESULTS/$(basename "$prof")" > "$RESULTS/$pfile"; then
+		pass "bench/profile" "$RESULTS/$pfile"
 	else
 		fail "bench/profile" "profile.py report failed"
 	fi

@@ -2,7 +2,10 @@
 # Guest side of the overhead benchmark (busybox ash), run by tests/vm/init as
 # psitest.suite=bench. Parameters from the kernel command line:
 #   bench.modes=none,off,on   module states measured in this boot, run by run
-#                             (none: not loaded; off: loaded enable=0; on: enable=1)
+#                             (none: not loaded; off: loaded enable=0; on: enable=1;
+#                             onr: enable=1 and 64 processes as uid 65534
+#                             reading the pressure files in tight loops, kit
+#                             readers, for the run)
 #   bench.groups=1:L,2:L,...  hackbench group counts and their loop counts
 #   bench.cgs=root,cg         where hackbench runs: the root cgroup, or
 #                             /sys/fs/cgroup/a/b/c/d (cgroup2, 4 levels)
@@ -43,13 +46,13 @@ set_mode() {
 	case "$1" in
 	none) [ $loaded = 0 ] || rmmod psi_mod ;;
 	off) if [ $loaded = 0 ]; then insmod $KO enable=0; else echo 0 > $PARAM; fi ;;
-	on) if [ $loaded = 0 ]; then insmod $KO enable=1; else echo 1 > $PARAM; fi ;;
+	on|onr) if [ $loaded = 0 ]; then insmod $KO enable=1; else echo 1 > $PARAM; fi ;;
 	esac
 	# verify: a column that silently measured the wrong state would be a lie
 	case "$1" in
 	none) [ ! -d /sys/module/psi_mod ] ;;
 	off) [ "$(cat $PARAM 2>/dev/null)" = N ] ;;
-	on) [ "$(cat $PARAM 2>/dev/null)" = Y ] ;;
+	on|onr) [ "$(cat $PARAM 2>/dev/null)" = Y ] ;;
 	esac || { out "@@ERR mode $1 not reached"; return 1; }
 }
 
@@ -134,10 +137,21 @@ while [ $rep -lt "$reps" ]; do
 			while [ $k -gt 0 ]; do set -- "$@" "$1"; shift; k=$((k - 1)); done
 			for m in "$@"; do
 				set_mode "$m" || continue
-				copt=
+				copt= rd=
 				[ "$cg" = cg ] && copt="-c $CG"
+				if [ "$m" = onr ]; then
+					kit readers 64 3600 /proc/pressure/cpu /proc/pressure/io /proc/pressure/memory > /tmp/readers 2>&1 &
+					rd=$!
+					sleep 1
+				fi
 				r=$(brun $copt -o /tmp/hb.out -- hackbench -p -g "$g" -l "$l")
 				t=$(awk '/^Time:/ { print $2 }' /tmp/hb.out)
+				if [ -n "$rd" ]; then
+					kill $rd
+					wait $rd
+					grep -q ' backwards 0$' /tmp/readers || out "@@ERR readers: $(cat /tmp/readers)"
+					r="$r readers=$(awk '{ print $2 }' /tmp/readers)"
+				fi
 				out "@@RUN n=$n mode=$m g=$g l=$l cg=$cg $r time=${t:-?}"
 				if [ "$prof" = 1 ] && [ -d /sys/module/psi_mod ]; then
 					awk -v n=$n '$4 == "[psi_mod]" && $2 ~ /^[tT]$/ { print "@@KSYM " n " " $1 " " $3 }' /proc/kallsyms |

@@ -29,7 +29,8 @@
 //                                fast as it can for SECONDS; each checks
 //                                that every total it reads never goes
 //                                backwards; prints "reads R errors E
-//                                backwards B" summed over the N
+//                                backwards B" summed over the N. SIGTERM
+//                                ends them early (the benchmark's runs).
 // Exit status: 0 on success, 1 on a failed syscall (after printing it), 2 usage.
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,6 +40,7 @@
 #include <string.h>
 #include <grp.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -266,16 +268,41 @@ static int totals(const char *b, unsigned long long *t, int max)
 }
 
 #define READERS_MAX_FILES	8
+#define READERS_MAX		256
+
+static pid_t readers[READERS_MAX];
+static int nreaders;
+static volatile sig_atomic_t readers_stop;
+
+static void readers_term(int sig)
+{
+	int i;
+
+	(void)sig;
+	for (i = 0; i < nreaders; i++)
+		kill(readers[i], SIGTERM);
+}
+
+static void reader_term(int sig)
+{
+	(void)sig;
+	readers_stop = 1;
+}
 
 static int do_readers(int n, double secs, int nf, char **files)
 {
 	unsigned long long reads = 0, errs = 0, back = 0;
 	int fds[2], i;
+	pid_t pid;
 
-	if (nf > READERS_MAX_FILES || pipe(fds))
+	if (nf > READERS_MAX_FILES || n > READERS_MAX || pipe(fds))
 		return 2;
+	signal(SIGTERM, readers_term);
 	for (i = 0; i < n; i++) {
-		if (fork() == 0) {
+		pid = fork();
+		if (pid > 0)
+			readers[nreaders++] = pid;
+		if (pid == 0) {
 			unsigned long long last[READERS_MAX_FILES][2] = { { 0 } };
 			unsigned long long r = 0, e = 0, bk = 0, t[2];
 			long long end = now_us() + (long long)(secs * 1e6);
@@ -283,9 +310,10 @@ static int do_readers(int n, double secs, int nf, char **files)
 			int f, k, m, fd;
 			ssize_t len;
 
+			signal(SIGTERM, reader_term);
 			if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
 				_exit(1);
-			while (now_us() < end) {
+			while (now_us() < end && !readers_stop) {
 				for (f = 0; f < nf; f++) {
 					fd = open(files[f], O_RDONLY);
 					len = fd < 0 ? -1 : read(fd, b, sizeof(b) - 1);
@@ -321,7 +349,7 @@ static int do_readers(int n, double secs, int nf, char **files)
 			back += bk;
 		}
 	}
-	while (wait(NULL) > 0)
+	while (wait(NULL) > 0 || errno == EINTR)
 		;
 	printf("reads %llu errors %llu backwards %llu\n", reads, errs, back);
 	return 0;
