@@ -57,13 +57,17 @@ NOT_ROOTS='_(get|set)(\.cold)?$'
 # return thunks, stack protector, fortify and BUG traps, and on the debug
 # kernel KASAN's checks, the irq-state tracking of lockdep, and lockdep's
 # own annotations, which the seqcount write sections and
-# lockdep_assert_held() call out of line there).
-ALLOW='^(_raw_spin_(lock|unlock|trylock)(_irqsave|_irqrestore|_irq|_nested)?|sched_clock(_cpu)?|local_clock|queue_delayed_work_on|queue_work_on|_find_(first|next)_bit|__fentry__|__x86_return_thunk|__x86_indirect_thunk_[a-z0-9]+|__stack_chk_fail|__fortify_panic|BUG_func|__ubsan_handle_[a-z0-9_]+|__asan_[a-z0-9_]+|__kasan_check_(read|write)|trace_hardirqs_(on|off)|lock_(acquire|release|is_held_type))$'
-# Not functions: data the probes read (sections, per-CPU bases, pv_ops
+# lockdep_assert_held() call out of line there). And the RCU lookup of a
+# task by pid (idr_find() under rcu_read_lock(): no lock, no sleep), with
+# the out-of-line parts of rcu_read_lock/unlock under preemptible RCU and
+# PROVE_RCU.
+ALLOW='^(_raw_spin_(lock|unlock|trylock)(_irqsave|_irqrestore|_irq|_nested)?|sched_clock(_cpu)?|local_clock|queue_delayed_work_on|queue_work_on|_find_(first|next)_bit|__fentry__|__x86_return_thunk|__x86_indirect_thunk_[a-z0-9]+|__stack_chk_fail|__fortify_panic|BUG_func|__ubsan_handle_[a-z0-9_]+|__asan_[a-z0-9_]+|__kasan_check_(read|write)|trace_hardirqs_(on|off)|lock_(acquire|release|is_held_type)|find_pid_ns|pid_task|__rcu_read_(lock|unlock)|rcu_read_unlock_strict|rcu_is_watching|debug_lockdep_rcu_enabled|lockdep_rcu_suspicious)$'
+# Not functions: data the probes read (sections, the initial pid
+# namespace, lockdep's RCU map, per-CPU bases, pv_ops
 # pointers, the workqueue pointers, before 6.2 current and the CPU
 # number, lockdep's state that lockdep_assert_irqs_disabled() reads, and
 # the compiler's local constants .LCn).
-DATA='^(\.[a-z.]+[0-9]*|\.LC[0-9]+|pcpu_hot|const_pcpu_hot|current_task|cpu_number|this_cpu_off|__per_cpu_offset|pv_ops|system_wq|system_unbound_wq|nr_cpu_ids|__cpu_(possible|online)_mask|jiffies|debug_locks|lockdep_recursion|hardirqs_enabled|hardirq_context)$'
+DATA='^(\.[a-z.]+[0-9]*|\.LC[0-9]+|init_pid_ns|rcu_lock_map|pcpu_hot|const_pcpu_hot|current_task|cpu_number|this_cpu_off|__per_cpu_offset|pv_ops|system_wq|system_unbound_wq|nr_cpu_ids|__cpu_(possible|online)_mask|jiffies|debug_locks|lockdep_recursion|hardirqs_enabled|hardirq_context)$'
 
 # The module's own data objects, which one of its files may share with
 # another (the averaging work item the probes queue).

@@ -319,7 +319,7 @@ case_thread_exec() {
 # sizes the table to the new pid_max. pid_max stays raised: tasks created
 # meanwhile keep their high pids.
 case_store() {
-	local kpsi=0 pm want t big i m win d r line
+	local kpsi=0 pm want t big i m swin grow r line
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
 	[ "$PSI_DIR" != /proc/pressure ] && [ -e /proc/pressure ] && kpsi=1
 	pm=$(cat /proc/sys/kernel/pid_max)
@@ -339,23 +339,23 @@ case_store() {
 	snap $C/a $PSI_DIR/cpu
 	sleep 4
 	snap $C/b $PSI_DIR/cpu
-	win=$(($(snap_t $C/b) - $(snap_t $C/a)))
-	d=$(snap_delta $C/a $C/b $PSI_DIR/cpu some)
+	swin=$(($(snap_t $C/b) - $(snap_t $C/a)))
+	grow=$(snap_delta $C/a $C/b $PSI_DIR/cpu some)
 	bg_kill
 	line=$(dmesg_since $m | grep 'beyond pid_max' | head -1)
 	if [ "$want" = 0 ]; then
-		expect "spinners with pids > $big: cpu some +${d}us in ${win}us, want >= 1/5" pct_ge "$d" "$win" 20
+		expect "spinners with pids > $big: cpu some +${grow}us in ${swin}us, want >= 1/5" pct_ge "$grow" "$swin" 20
 		expect "dmesg on the task words: '$line', want nothing" [ -z "$line" ]
 	else
-		expect "spinners with pids > $big, not in the table: cpu some +${d}us in ${win}us, want < 1/10" \
-			eval 'isint "$d" && [ $((d * 10)) -lt $win ]'
+		expect "spinners with pids > $big, not in the table: cpu some +${grow}us in ${swin}us, want < 1/10" \
+			eval 'isint "$grow" && [ $((grow * 10)) -lt $swin ]'
 		expect "no dmesg line about a pid beyond pid_max" [ -n "$line" ]
 		dmesg_since $m | grep 'beyond pid_max' >> $EXPECTED
 		r=$(kit write $ENABLE 0)$(kit write $ENABLE 1)
 		t=$(debug_val task_table)
 		expect "after enable 0, 1 ($r): task_table '$t', want the new pid_max $((pm + 4000))" [ "$t" = $((pm + 4000)) ]
 	fi
-	note "task_table $want; spinners from pid $((big + 1)): cpu some +${d}us in ${win}us; ${line:-no dmesg line}"
+	note "task_table $want; spinners from pid $((big + 1)): cpu some +${grow}us in ${swin}us; ${line:-no dmesg line}"
 	expect_settled
 }
 

@@ -141,7 +141,7 @@ case_sbs_io() {
 # still agree with the kernel's as in sbs-io, and no reader ever sees a
 # total go backwards.
 case_sbs_readers() {
-	local out dk r n
+	local out dk r rd_reads rd_errors rd_back
 	mod_loaded || { bad "module not loaded"; return; }
 	taskset -c 0 kit readers 64 12 $M/cpu $M/io $M/memory > $C/readers 2>&1 &
 	sleep 1
@@ -150,9 +150,11 @@ case_sbs_readers() {
 	snap $C/b $K/io $M/io $K/cpu $M/cpu
 	wait $!
 	r=$(cat $C/readers)
+	# "reads R errors E backwards B"
 	set -- $r
+	rd_reads=${2:-} rd_errors=${4:-} rd_back=${6:-}
 	expect "readers: '$r', want reads > 0, no error, nothing backwards" \
-		eval '[ "$1" = reads ] && igt "$2" 0 && [ "$4" = 0 ] && [ "$6" = 0 ]'
+		eval 'igt "$rd_reads" 0 && [ "$rd_errors" = 0 ] && [ "$rd_back" = 0 ]'
 	dk=$(snap_delta $C/a $C/b $K/io some)
 	expect "kernel io some grew only ${dk}us: no io stall produced ($out)" igt "$dk" 0
 	sbs_compare io some 10
