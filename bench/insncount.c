@@ -8,7 +8,7 @@
  *
  * - Every translated block adds its instruction count to one counter, inline,
  *   when it is entered (as ../shared/tools/insncount.c does). Use one vCPU,
- *   or several with -icount, which runs them in turn on one host thread:
+ *   or several run in turn by one host thread (-accel tcg,thread=single):
  *   the add is not atomic.
  * - A marker is the 7-byte no-op `nopl 0x4d495350(%rax)` (0f 1f 80 50 53 49 4d,
  *   "PSIM" as its displacement), executed by the guest helper bench/brun.c
