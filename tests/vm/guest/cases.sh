@@ -317,9 +317,13 @@ case_thread_exec() {
 # a fifth of the window); in a table they have no word, are not counted
 # (cpu some grows by under a tenth) and dmesg says so once; enable 0 -> 1
 # sizes the table to the new pid_max. pid_max stays raised: tasks created
-# meanwhile keep their high pids.
+# meanwhile keep their high pids. Before that, the memory the store takes:
+# VmallocUsed with enable=1 against enable=0 (the per-CPU state stays
+# allocated either way): under 64 KiB with the task words, the table's
+# size and at most 64 KiB more with a table.
+vmalloc_kb() { awk '$1 == "VmallocUsed:" { print $2 }' /proc/meminfo; }
 case_store() {
-	local kpsi=0 pm want t big i m swin grow r line
+	local kpsi=0 pm want t big i m swin grow r line von voff vkb tkb
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
 	[ "$PSI_DIR" != /proc/pressure ] && [ -e /proc/pressure ] && kpsi=1
 	pm=$(cat /proc/sys/kernel/pid_max)
@@ -327,6 +331,14 @@ case_store() {
 	[ $kpsi = 0 ] && grep -q ' psi_memstall_enter$' /proc/kallsyms && want=0
 	t=$(debug_val task_table)
 	expect "debugfs task_table '$t', want $want (kernel PSI on: $kpsi, pid_max $pm)" [ "$t" = "$want" ]
+	von=$(vmalloc_kb)
+	r=$(kit write $ENABLE 0)
+	voff=$(vmalloc_kb)
+	r=$r$(kit write $ENABLE 1)
+	vkb=$((von - voff)) tkb=$((want * 4 / 1024))
+	expect "enable 0, 1: $r" [ "$r" = okok ]
+	expect "VmallocUsed enabled - disabled: ${vkb} KiB, want ${tkb} to $((tkb + 64)) KiB (task_table $want)" \
+		eval '[ $vkb -ge $tkb ] && [ $vkb -le $((tkb + 64)) ]'
 	if [ ! -w /proc/sys/kernel/ns_last_pid ]; then
 		bad "no /proc/sys/kernel/ns_last_pid to place a pid beyond pid_max"
 		return
@@ -355,7 +367,7 @@ case_store() {
 		t=$(debug_val task_table)
 		expect "after enable 0, 1 ($r): task_table '$t', want the new pid_max $((pm + 4000))" [ "$t" = $((pm + 4000)) ]
 	fi
-	note "task_table $want; spinners from pid $((big + 1)): cpu some +${grow}us in ${swin}us; ${line:-no dmesg line}"
+	note "task_table $want, vmalloc ${vkb} KiB; spinners from pid $((big + 1)): cpu some +${grow}us in ${swin}us; ${line:-no dmesg line}"
 	expect_settled
 }
 
