@@ -39,7 +39,7 @@ case_unload() {
 
 suite_begin
 run_case load 20 case_smoke_load
-run_case store 40 case_store
+run_case store 60 case_store
 run_case spin 40 case_spin
 run_case io 30 case_io
 run_case unload 20 case_unload

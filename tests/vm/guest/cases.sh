@@ -311,19 +311,20 @@ case_thread_exec() {
 
 # Where psi_mod keeps its per-task words: task_struct->psi_flags on a
 # kernel with CONFIG_PSI whose own PSI is off (debugfs task_table 0), else a
-# table sized to pid_max at the start. Then pid_max is raised and three
-# spinners (4 on 2 vCPUs with the shell's) get pids beyond the old pid_max:
-# with the task words they count as any task (cpu some grows by at least
-# a fifth of the window); in a table they have no word, are not counted
-# (cpu some grows by under a tenth) and dmesg says so once; enable 0 -> 1
-# sizes the table to the new pid_max. pid_max stays raised: tasks created
-# meanwhile keep their high pids. Before that, the memory the store takes:
+# table sized to pid_max at the start. The memory the store takes:
 # VmallocUsed with enable=1 against enable=0 (the per-CPU state stays
 # allocated either way): under 64 KiB with the task words, the table's
-# size and at most 64 KiB more with a table.
+# size and at most 64 KiB more with a table. Then a start with pid_max
+# 1000, pid_max back, forks until pids pass 1100, and three spinners (4 on
+# 2 vCPUs with the shell's) get pids beyond the start's pid_max: with the
+# task words they count as any task (cpu some grows by at least a fifth of
+# the window); in a table of 1000 they have no word, are not counted (cpu
+# some grows by under a tenth) and dmesg says so once. A last enable 0 -> 1
+# sizes the table to pid_max again.
 vmalloc_kb() { awk '$1 == "VmallocUsed:" { print $2 }' /proc/meminfo; }
+store_restart() { echo "$(kit write $ENABLE 0)$(kit write $ENABLE 1)"; }
 case_store() {
-	local kpsi=0 pm want t big i m swin grow r line von voff vkb tkb
+	local kpsi=0 pm want t i m swin grow r line von voff vkb tkb pid
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
 	[ "$PSI_DIR" != /proc/pressure ] && [ -e /proc/pressure ] && kpsi=1
 	pm=$(cat /proc/sys/kernel/pid_max)
@@ -339,13 +340,19 @@ case_store() {
 	expect "enable 0, 1: $r" [ "$r" = okok ]
 	expect "VmallocUsed enabled - disabled: ${vkb} KiB, want ${tkb} to $((tkb + 64)) KiB (task_table $want)" \
 		eval '[ $vkb -ge $tkb ] && [ $vkb -le $((tkb + 64)) ]'
-	if [ ! -w /proc/sys/kernel/ns_last_pid ]; then
-		bad "no /proc/sys/kernel/ns_last_pid to place a pid beyond pid_max"
-		return
-	fi
-	big=$((pm + 1000)) m=$(dmesg_mark)
-	echo $((pm + 4000)) > /proc/sys/kernel/pid_max
-	echo $big > /proc/sys/kernel/ns_last_pid
+	# a start with pid_max 1000
+	m=$(dmesg_mark)
+	echo 1000 > /proc/sys/kernel/pid_max
+	r=$(store_restart)
+	echo $pm > /proc/sys/kernel/pid_max
+	t=$(debug_val task_table)
+	expect "enable 0, 1 with pid_max 1000: $r, task_table '$t', want $([ $want = 0 ] && echo 0 || echo 1000)" \
+		eval '[ "$r" = okok ] && [ "$t" = $([ $want = 0 ] && echo 0 || echo 1000) ]'
+	pid=0 i=0
+	while [ $pid -le 1100 ] && [ $i -lt 5000 ]; do
+		pid=$(sh -c 'echo $$') i=$((i + 1))
+	done
+	expect "pids did not pass 1100 in $i forks (last $pid)" igt "$pid" 1100
 	for i in 1 2 3; do bg spin 6; done
 	sleep 1
 	snap $C/a $PSI_DIR/cpu
@@ -356,18 +363,18 @@ case_store() {
 	bg_kill
 	line=$(dmesg_since $m | grep 'beyond pid_max' | head -1)
 	if [ "$want" = 0 ]; then
-		expect "spinners with pids > $big: cpu some +${grow}us in ${swin}us, want >= 1/5" pct_ge "$grow" "$swin" 20
+		expect "spinners with pids > $pid: cpu some +${grow}us in ${swin}us, want >= 1/5" pct_ge "$grow" "$swin" 20
 		expect "dmesg on the task words: '$line', want nothing" [ -z "$line" ]
 	else
-		expect "spinners with pids > $big, not in the table: cpu some +${grow}us in ${swin}us, want < 1/10" \
+		expect "spinners with pids > $pid, not in the table: cpu some +${grow}us in ${swin}us, want < 1/10" \
 			eval 'isint "$grow" && [ $((grow * 10)) -lt $swin ]'
 		expect "no dmesg line about a pid beyond pid_max" [ -n "$line" ]
 		dmesg_since $m | grep 'beyond pid_max' >> $EXPECTED
-		r=$(kit write $ENABLE 0)$(kit write $ENABLE 1)
-		t=$(debug_val task_table)
-		expect "after enable 0, 1 ($r): task_table '$t', want the new pid_max $((pm + 4000))" [ "$t" = $((pm + 4000)) ]
 	fi
-	note "task_table $want, vmalloc ${vkb} KiB; spinners from pid $((big + 1)): cpu some +${grow}us in ${swin}us; ${line:-no dmesg line}"
+	r=$(store_restart)
+	t=$(debug_val task_table)
+	expect "after enable 0, 1 ($r): task_table '$t', want $want" [ "$t" = $want ]
+	note "task_table $want, vmalloc ${vkb} KiB; spinners from pid $((pid + 1)): cpu some +${grow}us in ${swin}us; ${line:-no dmesg line}"
 	expect_settled
 }
 

@@ -488,7 +488,7 @@ run_case hackbench 120 case_hackbench
 run_case toggle 40 case_toggle
 run_case churn 120 case_churn
 run_case thread-exec 90 case_thread_exec
-run_case store 40 case_store
+run_case store 60 case_store
 run_case pidwrap 100 case_pidwrap
 run_case percpu 60 case_percpu
 run_case badparams 40 case_badparams

@@ -300,7 +300,7 @@ run_case sbs-io-free 30 case_sbs_io_free
 run_case sbs-mixed 30 case_sbs_mixed
 run_case sbs-hackbench 120 case_sbs_hackbench
 run_case thread-exec 90 case_thread_exec
-run_case store 40 case_store
+run_case store 60 case_store
 run_case sbs-memory 60 case_sbs_memory
 run_case sbs-unload 20 case_sbs_unload
 run_case dmesg 20 case_dmesg
