@@ -197,6 +197,9 @@ initrd_for() {	# label -> path of the initramfs (base from tests/vm + bench file
 		"$REPO/tests/vm/mkinitramfs.sh" "${K_VER[$l]}" "$base" ${K_KO[$l]:-} 2>> "$B/logs/initramfs.log" >&2 ||
 		return 1
 	extra=$(mktemp -d)
+	# the archive's "." becomes the guest's /: mktemp's 0700 would lock
+	# every user but root out of the whole file system
+	chmod 755 "$extra"
 	mkdir -p "$extra/tests" "$extra/bin"
 	cp "$BENCH_DIR/guest/suite-bench.sh" "$extra/tests/"
 	cp "$B/brun" "$extra/bin/"
