@@ -135,15 +135,20 @@ case_sbs_io() {
 }
 
 # The pinned O_DIRECT reader again, with 64 unprivileged processes on CPU 0
-# reading psi_mod's three files in tight loops (kit readers): a reader
-# takes no lock the probes take and writes nothing (it copies each CPU's
-# state under its seqcount and retries), so psi_mod's io and cpu totals
-# still agree with the kernel's as in sbs-io, and no reader ever sees a
-# total go backwards.
+# reading the pressure files in tight loops (kit readers), the kernel's and
+# psi_mod's in turn: a psi_mod reader takes no lock the probes take and
+# writes nothing (it copies each CPU's state under its seqcount and
+# retries), so psi_mod's io and cpu totals still agree with the kernel's,
+# and no reader ever sees a total go backwards. Both sets of files are
+# read alike because every read folds the per-CPU times in, weighting
+# each CPU by its non-idle time in whole jiffies (the kernel's
+# collect_percpu_times()): folds much less than a jiffy apart weigh every
+# CPU 0 and drop the time, in the kernel's PSI as in psi_mod. Readers of
+# one side only would make that side's totals the lower.
 case_sbs_readers() {
 	local out dk r rd_reads rd_errors rd_back
 	mod_loaded || { bad "module not loaded"; return; }
-	taskset -c 0 kit readers 64 12 $M/cpu $M/io $M/memory > $C/readers 2>&1 &
+	taskset -c 0 kit readers 64 12 $K/cpu $M/cpu $K/io $M/io $K/memory $M/memory > $C/readers 2>&1 &
 	sleep 1
 	snap $C/a $K/io $M/io $K/cpu $M/cpu
 	out=$(taskset -c 1 dio read $DISK 10 2>&1)
