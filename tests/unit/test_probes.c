@@ -918,6 +918,39 @@ static void probes_relocate_stale_word(void)
 }
 
 /*
+ * D (pid 400) runs on cpu0; N gets pid 400 on cpu1 while D is on its way
+ * out; D's last switch; N is switched in; N exits. The running counts per
+ * CPU after N's creation, after D's last switch and after N's switch-in
+ * are the store's to say. Ends the scenario.
+ */
+static void pid_reuse_steps(const unsigned int *new_pid,
+			    const unsigned int *old_gone,
+			    const unsigned int *new_in)
+{
+	static struct task_struct td, tn;
+	static const unsigned int none[NR_CPUS];
+
+	call_wakeup_new(0, new_task(&td, 400, 0));
+	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &td);
+	shim_now += 1000;
+	call_wakeup_new(1, new_task(&tn, 400, 1));
+	expect_running("after the new task got the pid of the old one", new_pid);
+	shim_now += 1000;
+	call_switch(0, false, &td, TASK_DEAD, false, &idle_ts[0]);
+	expect_running("after the old owner's last switch", old_gone);
+	shim_now += 1000;
+	call_switch(1, false, &idle_ts[1], TASK_RUNNING, false, &tn);
+	expect_running("after the new task is switched in", new_in);
+	shim_now += 1000;
+	call_switch(1, false, &tn, TASK_DEAD, false, &idle_ts[1]);
+	shim_jb_armed = false;
+	expect_running("both exited, every CPU idle", none);
+	TU_CHECK(!bug_report[0], "%s", bug_report);
+	check_all_zero("both exited, every CPU idle");
+	probes_stop();
+}
+
+/*
  * Pid reuse. A thread that reaps itself (exit_notify() -> release_task())
  * frees its pid before its last switch (do_task_dead()). A new task that
  * gets the same pid meanwhile: sched_wakeup_new overwrites the word, which
@@ -934,35 +967,12 @@ static void probes_relocate_stale_word(void)
  */
 static void probes_pid_reuse_no_leak(void)
 {
-	static struct task_struct td, tn;
 	static const unsigned int after2[NR_CPUS] = { 0, 1, 0, 0 };
 	static const unsigned int after3[NR_CPUS] = { 0, 0, 0, 0 };
 	static const unsigned int after4[NR_CPUS] = { 0, 1, 0, 0 };
-	static const unsigned int none[NR_CPUS];
 
 	SCENARIO_BEGIN();
-	/* 1 */
-	call_wakeup_new(0, new_task(&td, 400, 0));
-	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &td);
-	/* 2 */
-	shim_now += 1000;
-	call_wakeup_new(1, new_task(&tn, 400, 1));
-	expect_running("after the new task got the dying one's pid", after2);
-	/* 3 */
-	shim_now += 1000;
-	call_switch(0, false, &td, TASK_DEAD, false, &idle_ts[0]);
-	expect_running("after the old owner's last switch", after3);
-	/* 4 */
-	shim_now += 1000;
-	call_switch(1, false, &idle_ts[1], TASK_RUNNING, false, &tn);
-	expect_running("after the new task is switched in", after4);
-	shim_now += 1000;
-	call_switch(1, false, &tn, TASK_DEAD, false, &idle_ts[1]);
-	shim_jb_armed = false;
-	expect_running("both exited, every CPU idle", none);
-	TU_CHECK(!bug_report[0], "%s", bug_report);
-	check_all_zero("both exited, every CPU idle");
-	probes_stop();
+	pid_reuse_steps(after2, after3, after4);
 }
 
 /*
@@ -1294,11 +1304,10 @@ static void probes_poll_kick(void)
  */
 static void probes_task_words(void)
 {
-	static struct task_struct old, td, tn;
+	static struct task_struct old;
 	static const unsigned int old_in[NR_CPUS] = { 0, 0, 1, 0 };
 	static const unsigned int both[NR_CPUS] = { 1, 1, 0, 0 };
 	static const unsigned int n_only[NR_CPUS] = { 0, 1, 0, 0 };
-	static const unsigned int none[NR_CPUS];
 
 	new_task(&old, 390, 2);
 	task_word(&old) = STALE_WORD;
@@ -1311,25 +1320,7 @@ static void probes_task_words(void)
 	call_switch(2, false, &idle_ts[2], TASK_RUNNING, false, &old);
 	expect_running("a task from before the start woke on cpu2", old_in);
 	call_switch(2, false, &old, TASK_INTERRUPTIBLE, false, &idle_ts[2]);
-	/* pid reuse */
-	call_wakeup_new(0, new_task(&td, 400, 0));
-	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &td);
-	shim_now += 1000;
-	call_wakeup_new(1, new_task(&tn, 400, 1));
-	expect_running("N got the pid of D, which still runs", both);
-	shim_now += 1000;
-	call_switch(0, false, &td, TASK_DEAD, false, &idle_ts[0]);
-	expect_running("after D's last switch", n_only);
-	shim_now += 1000;
-	call_switch(1, false, &idle_ts[1], TASK_RUNNING, false, &tn);
-	expect_running("after N is switched in", n_only);
-	shim_now += 1000;
-	call_switch(1, false, &tn, TASK_DEAD, false, &idle_ts[1]);
-	shim_jb_armed = false;
-	expect_running("both exited, every CPU idle", none);
-	TU_CHECK(!bug_report[0], "%s", bug_report);
-	check_all_zero("both exited, every CPU idle");
-	probes_stop();
+	pid_reuse_steps(both, n_only, n_only);
 }
 
 int main(int argc, char **argv)
