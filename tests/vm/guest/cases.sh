@@ -315,18 +315,18 @@ case_thread_exec() {
 # vmalloc areas psi_mod allocated (/proc/vmallocinfo names each area's
 # caller; VmallocUsed moves with every kernel thread's stack): none with
 # the task words, the table (4 bytes per pid, and its guard page) with a
-# table. Then a start with pid_max
-# 1000, pid_max back, forks until pids pass 1100, and three spinners (4 on
-# 2 vCPUs with the shell's) get pids beyond the start's pid_max: with the
-# task words they count as any task (cpu some grows by at least a fifth of
-# the window); in a table of 1000 they have no word, are not counted (cpu
-# some grows by under a tenth) and dmesg says so once. A last enable 0 -> 1
-# sizes the table to pid_max again.
+# table. Then a start with pid_max just above the pids in use (50 more,
+# at least 400), pid_max back, forks until pids pass it by 20, and three
+# spinners (4 on 2 vCPUs with the shell's) get pids beyond the start's
+# pid_max: with the task words they count as any task (cpu some grows by at
+# least a fifth of the window); in the small table they have no word, are
+# not counted (cpu some grows by under a tenth) and dmesg says so once. A
+# last enable 0 -> 1 sizes the table to pid_max again.
 # bytes of the vmalloc areas psi_mod's code allocated
 vmalloc_mod() { awk '/\[psi_mod\]/ { n += $2 } END { print n + 0 }' /proc/vmallocinfo; }
 store_restart() { echo "$(kit write $ENABLE 0)$(kit write $ENABLE 1)"; }
 case_store() {
-	local kpsi=0 pm want t i m swin grow r line vb tb pid
+	local kpsi=0 pm want t i m swin grow r line vb tb pid lim
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
 	[ "$PSI_DIR" != /proc/pressure ] && [ -e /proc/pressure ] && kpsi=1
 	pm=$(cat /proc/sys/kernel/pid_max)
@@ -337,19 +337,21 @@ case_store() {
 	vb=$(vmalloc_mod) tb=$((want * 4))
 	expect "psi_mod's vmalloc areas: $vb bytes, want $tb to $((tb + 8192)) (task_table $want)" \
 		eval '[ $vb -ge $tb ] && [ $vb -le $((tb + 8192)) ]'
-	# a start with pid_max 1000
+	# a start with pid_max just above the pids in use
 	m=$(dmesg_mark)
-	echo 1000 > /proc/sys/kernel/pid_max
+	lim=$(($(sh -c 'echo $$') + 50))
+	[ $lim -ge 400 ] || lim=400
+	echo $lim > /proc/sys/kernel/pid_max
 	r=$(store_restart)
 	echo $pm > /proc/sys/kernel/pid_max
 	t=$(debug_val task_table)
-	expect "enable 0, 1 with pid_max 1000: $r, task_table '$t', want $([ $want = 0 ] && echo 0 || echo 1000)" \
-		eval '[ "$r" = okok ] && [ "$t" = $([ $want = 0 ] && echo 0 || echo 1000) ]'
+	expect "enable 0, 1 with pid_max $lim: $r, task_table '$t', want $([ $want = 0 ] && echo 0 || echo $lim)" \
+		eval '[ "$r" = okok ] && [ "$t" = $([ $want = 0 ] && echo 0 || echo $lim) ]'
 	pid=0 i=0
-	while [ $pid -le 1100 ] && [ $i -lt 5000 ]; do
+	while [ $pid -le $((lim + 20)) ] && [ $i -lt 1000 ]; do
 		pid=$(sh -c 'echo $$') i=$((i + 1))
 	done
-	expect "pids did not pass 1100 in $i forks (last $pid)" igt "$pid" 1100
+	expect "pids did not pass $((lim + 20)) in $i forks (last $pid)" igt "$pid" $((lim + 20))
 	for i in 1 2 3; do bg spin 6; done
 	sleep 1
 	snap $C/a $PSI_DIR/cpu
