@@ -321,7 +321,8 @@ case_thread_exec() {
 # pid_max: with the task words they count as any task (cpu some grows by at
 # least a fifth of the window); in the small table they have no word, are
 # not counted (cpu some grows by under a tenth) and dmesg says so once. A
-# last enable 0 -> 1 sizes the table to pid_max again.
+# last enable 0 -> 1 sizes the table to pid_max again (raised by 1000 if
+# the pids in use were that close to it).
 # bytes of the vmalloc areas psi_mod's code allocated
 vmalloc_mod() { awk '/\[psi_mod\]/ { n += $2 } END { print n + 0 }' /proc/vmallocinfo; }
 store_restart() { echo "$(kit write $ENABLE 0)$(kit write $ENABLE 1)"; }
@@ -343,7 +344,8 @@ case_store() {
 	[ $lim -ge 400 ] || lim=400
 	echo $lim > /proc/sys/kernel/pid_max
 	r=$(store_restart)
-	echo $pm > /proc/sys/kernel/pid_max
+	# back, or higher if the pids in use are near it: pids must pass lim
+	echo $((lim + 1000 > pm ? lim + 1000 : pm)) > /proc/sys/kernel/pid_max
 	t=$(debug_val task_table)
 	expect "enable 0, 1 with pid_max $lim: $r, task_table '$t', want $([ $want = 0 ] && echo 0 || echo $lim)" \
 		eval '[ "$r" = okok ] && [ "$t" = $([ $want = 0 ] && echo 0 || echo $lim) ]'
@@ -372,6 +374,7 @@ case_store() {
 	fi
 	r=$(store_restart)
 	t=$(debug_val task_table)
+	want=$([ $want = 0 ] && echo 0 || cat /proc/sys/kernel/pid_max)
 	expect "after enable 0, 1 ($r): task_table '$t', want $want" [ "$t" = $want ]
 	note "task_table $want, psi_mod's vmalloc $vb bytes; spinners from pid $((pid + 1)): cpu some +${grow}us in ${swin}us; ${line:-no dmesg line}"
 	expect_settled
