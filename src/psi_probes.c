@@ -1062,10 +1062,15 @@ static void psim_task_words_clear(void)
  */
 static int psim_store_start(bool kernel_psi)
 {
+	/* said once per load, and again when the table's size changes */
+	static unsigned int said = UINT_MAX;
+
 	if (psim_have_task_word() && !kernel_psi) {
 		static_branch_disable(&psim_table_key);
 		psim_task_words_clear();
-		pr_info("task states in task_struct (psi_flags)\n");
+		if (said)
+			pr_info("task states in task_struct (psi_flags)\n");
+		said = 0;
 		return 0;
 	}
 	psim_tasks_nr = psim_read_pid_max();
@@ -1075,8 +1080,11 @@ static int psim_store_start(bool kernel_psi)
 	if (!psim_tasks)
 		return -ENOMEM;
 	static_branch_enable(&psim_table_key);
-	pr_info("task states in a table of %u pids (pid_max; %zu KiB)\n",
-		psim_tasks_nr, array_size(psim_tasks_nr, sizeof(u32)) / 1024);
+	if (said != psim_tasks_nr)
+		pr_info("task states in a table of %u pids (pid_max; %zu KiB)\n",
+			psim_tasks_nr,
+			array_size(psim_tasks_nr, sizeof(u32)) / 1024);
+	said = psim_tasks_nr;
 	return 0;
 }
 

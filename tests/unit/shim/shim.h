@@ -69,6 +69,7 @@ typedef unsigned int gfp_t;
 #define READ_ONCE(x)		(*(volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#define UINT_MAX		(~0U)
 #define BUILD_BUG_ON(c)		_Static_assert(!(c), #c)
 #define max(a, b)		((a) > (b) ? (a) : (b))
 #define swap(a, b)		do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
