@@ -157,7 +157,7 @@ readers_percpu() {
 readers_weighted() {	# BEFORE AFTER: the window-weighted system total
 	echo "$1 $2" | awk '{ n = NF / 2; c = n / 2
 		for (i = 1; i <= c; i++) { t = $(n + i) - $i; w = $(n + c + i) - $(c + i); s += t * w; W += w }
-		printf "%d", W > 0 ? s / W : -1 }'
+		printf "%d", (W > 0 ? s / W : -1) }'
 }
 case_sbs_readers() {
 	local out r rd_reads rd_errors rd_back io0 io1 cpu0 cpu1 kio kcpu mio mcpu sio
