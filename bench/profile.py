@@ -13,8 +13,10 @@ profile.py fold --set S --kernel K --psi P --map KALLSYMS
 profile.py report [--command C] [--module M] PROF.tsv...
     Per kernel set and cgroup placement: instructions per context switch
     per function on the scheduling path (SCHED_PATH), mean over the runs of
-    each column (psi=0: no module, mod-on, psi=1), and their sums: what
-    psi_mod adds per switch, beside what the kernel's own PSI adds.
+    each column (psi=0: no module; mod-on; mod-on+rd: with 64 readers,
+    --readers; psi=1; psi=1-nocg: psi=1 cgroup_disable=pressure, the fair
+    baseline), and their sums: what psi_mod adds per switch, beside what
+    the kernel's own PSI adds, and psi_mod's ratio to the fair baseline.
 """
 import argparse
 import bisect
