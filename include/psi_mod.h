@@ -55,12 +55,11 @@ void psim_aggregate_read_percpu(enum psim_res res,
 				void *arg);
 u64 psim_aggregate_cpu_nonidle(int cpu);
 u32 psim_collect_poll(u64 *total);
-u64 psim_aggregate_total(enum psim_states s);
 
 #define PSIM_NR_LAGS	16
 
 struct psim_aggregate_debug {
-	unsigned long runs, wake_runs;
+	unsigned long runs;
 	u64 work_ns;
 	u64 lag_max;
 	unsigned long lag_folds;
@@ -71,21 +70,18 @@ struct psim_aggregate_debug {
 
 void psim_aggregate_debug(struct psim_aggregate_debug *d);
 
-extern struct delayed_work psim_avgs_work, psim_avgs_work_wake;
+extern struct delayed_work psim_avgs_work;
 extern struct task_struct *psim_avgs_worker;
 
 /*
- * From the probes: start the aggregation clock if it is stopped. It stops
- * by itself when all CPUs are idle; the next task change starts it again,
- * as in the kernel. The deferrable timer goes on this CPU, where a task
- * just ran, and never wakes it if it idles; the work then moves itself to
- * a busy CPU (psi_aggregate.c). Inline: it runs on every state-changing
- * switch.
+ * From the probes: start the aggregation clock if it is not pending, a
+ * period from now. It stops by itself when all CPUs are idle; the next
+ * task change starts it again, as in the kernel's psi_group_change().
+ * Inline: it runs on every state-changing switch.
  */
 static inline void psim_wake_clock(void)
 {
-	if (!delayed_work_pending(&psim_avgs_work) &&
-	    !delayed_work_pending(&psim_avgs_work_wake))
+	if (!delayed_work_pending(&psim_avgs_work))
 		queue_delayed_work(system_unbound_wq, &psim_avgs_work,
 				   PSIM_FREQ);
 }

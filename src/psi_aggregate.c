@@ -12,7 +12,6 @@
  * first, so no reader sees stale numbers. With percpu=1 each CPU's own
  * times are kept and averaged beside, unweighted.
  */
-#include <linux/cpu.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/mutex.h>
@@ -46,25 +45,19 @@ static DEFINE_PER_CPU(u64 [PSIM_NR_AGGS][PSIM_NR_STATES], psim_times_prev);
 static u64 psim_avgs_work_ns;
 
 /*
- * The averaging work, on two timers; it runs on any CPU (an unbound
- * workqueue), the timers decide when. The deferrable timer never wakes an
- * idle CPU, so while tasks run it is queued on a CPU that runs some: that
- * CPU's tick fires it on time, wherever the work ran last. Where nothing
- * runs but tasks stall asleep (iowait, memstall), every CPU may be idle
- * and the kernel's own work would wake one: so does the second, plain
- * timer. Where there was activity in the last period but none now, the
- * deferrable timer stays on this CPU and adds no wakeup of its own (a
- * stall that begins elsewhere meanwhile is folded when this CPU next
- * wakes, or at the next read). When all was idle, neither is queued: the
- * next task change restarts the clock.
+ * The averaging work, on the kernel's clock (psi_avgs_work() and
+ * psi_group_change()): a plain timer, queued by the work itself for the
+ * jiffy after the next grid point while there is task activity, and by
+ * the probes at a task change while it is not pending (psim_wake_clock()),
+ * a period from then. When all is idle it is not queued; the next task
+ * change restarts it. It runs on any CPU (an unbound workqueue).
  */
 static void psim_avgs_work_fn(struct work_struct *work);
-DECLARE_DEFERRABLE_WORK(psim_avgs_work, psim_avgs_work_fn);
-DECLARE_DELAYED_WORK(psim_avgs_work_wake, psim_avgs_work_fn);
+DECLARE_DELAYED_WORK(psim_avgs_work, psim_avgs_work_fn);
 /* The kworker that last ran the aggregation (see psim_probe_switch()). */
 struct task_struct *psim_avgs_worker;
-/* How often the periodic work ran (and on the waking timer). */
-static unsigned long psim_avgs_runs, psim_avgs_wake_runs;
+/* How often the periodic work ran. */
+static unsigned long psim_avgs_runs;
 /*
  * How late the work folded, after the grid point it was queued for (not
  * after a stop while idle, when it was queued for none): the largest
@@ -78,34 +71,21 @@ static bool psim_avgs_chained;
 /*
  * Fold the per-CPU state times since aggregator @agg's last call into its
  * @total. Returns the states that changed, with PSIM_STATE_RESCHEDULE when
- * there is task activity that the averaging clock should keep sampling; in
- * *@busy, of the CPUs that run a task now (its own worker aside), the one
- * non-idle longest since the last sample, or -1 if none runs any; in
- * *@sleepers whether tasks stall asleep (these three only @from_work).
- *
- * Not the CPU with the most runnable tasks at this instant: where the
- * timer fired, the timers that share its wheel bucket have just woken
- * their tasks too, so an idle CPU looks as busy as one that runs all the
- * time, and the timer would stay on the CPU that is idle in between.
+ * there is task activity that the averaging clock should keep sampling
+ * (only @from_work).
  */
-static u32 psim_collect(enum psim_agg agg, u64 *total, bool from_work,
-			int *busy, bool *sleepers)
+static u32 psim_collect(enum psim_agg agg, u64 *total, bool from_work)
 {
 	u64 deltas[PSIM_NR_STATES - 1] = { 0, };
 	int this_cpu = raw_smp_processor_id();
 	unsigned long nonidle_total = 0;
-	u64 most = 0;
 	u32 changed_all = 0;
 	int cpu;
-
-	*busy = -1;
-	*sleepers = false;
 
 	for_each_possible_cpu(cpu) {
 		u64 times[PSIM_NR_STATES];
 		u32 changed;
 		struct psim_cpu_state snap;
-		unsigned int running;
 		unsigned long nonidle;
 		bool resched;
 		u64 now;
@@ -134,23 +114,14 @@ static u32 psim_collect(enum psim_agg agg, u64 *total, bool from_work,
 		 * counts as running there. Keep sampling only if something
 		 * else is (the kernel's rule in get_recent_times()).
 		 */
-		running = snap.tasks[PSIM_NR_RUNNING];
-		if (cpu == this_cpu) {
-			running = running ? running - 1 : 0;
-			resched = running + snap.tasks[PSIM_NR_IOWAIT] +
-				  snap.tasks[PSIM_NR_MEMSTALL] > 0;
-		} else {
+		if (cpu == this_cpu)
+			resched = snap.tasks[PSIM_NR_RUNNING] +
+				  snap.tasks[PSIM_NR_IOWAIT] +
+				  snap.tasks[PSIM_NR_MEMSTALL] > 1;
+		else
 			resched = changed & (1U << PSIM_NONIDLE);
-		}
 		if (resched)
 			changed_all |= PSIM_STATE_RESCHEDULE;
-		if (running && cpu_online(cpu) &&
-		    (*busy < 0 || times[PSIM_NONIDLE] > most)) {
-			most = times[PSIM_NONIDLE];
-			*busy = cpu;
-		}
-		if (snap.tasks[PSIM_NR_IOWAIT] || snap.tasks[PSIM_NR_MEMSTALL])
-			*sleepers = true;
 	}
 
 	psim_fold_into(total, deltas, nonidle_total);
@@ -164,33 +135,17 @@ static u32 psim_collect(enum psim_agg agg, u64 *total, bool from_work,
  */
 u32 psim_collect_poll(u64 *total)
 {
-	bool sleepers;
-	int busy;
-
-	return psim_collect(PSIM_POLL, total, false, &busy, &sleepers);
-}
-
-/* A state's total as the averaging aggregator has it now (ns). */
-u64 psim_aggregate_total(enum psim_states s)
-{
-	u64 v;
-
-	mutex_lock(&psim_avgs_lock);
-	v = psim_group.total[s];
-	mutex_unlock(&psim_avgs_lock);
-	return v;
+	return psim_collect(PSIM_POLL, total, false);
 }
 
 /* Collect, and fold the averages if a period is due. */
-static u32 psim_aggregate(bool from_work, u64 *now, int *busy,
-			  bool *sleepers)
+static u32 psim_aggregate(bool from_work, u64 *now)
 {
 	u32 changed;
 
 	lockdep_assert_held(&psim_avgs_lock);
 	*now = sched_clock();
-	changed = psim_collect(PSIM_AVGS, psim_group.total, from_work, busy,
-			       sleepers);
+	changed = psim_collect(PSIM_AVGS, psim_group.total, from_work);
 	if (*now >= psim_group.avg_next_update) {
 		/*
 		 * The unprivileged triggers, once per period, on the totals
@@ -218,16 +173,13 @@ static u32 psim_aggregate(bool from_work, u64 *now, int *busy,
 
 static void psim_avgs_work_fn(struct work_struct *work)
 {
-	unsigned long delay;
-	bool sleepers;
 	u64 now, due, t0;
 	u32 changed;
-	int busy;
 
 	mutex_lock(&psim_avgs_lock);
 	t0 = sched_clock();
 	due = psim_group.avg_next_update;
-	changed = psim_aggregate(true, &now, &busy, &sleepers);
+	changed = psim_aggregate(true, &now);
 	if (psim_avgs_chained && now >= due) {
 		psim_avgs_lag_max = max(psim_avgs_lag_max, now - due);
 		psim_avgs_lags[psim_avgs_lag_folds % PSIM_NR_LAGS] =
@@ -237,33 +189,20 @@ static void psim_avgs_work_fn(struct work_struct *work)
 	/*
 	 * With task activity, sample every period; when everything is idle
 	 * let the clock stop. The next task change restarts it and the
-	 * missed periods are caught up in one go.
+	 * missed periods are caught up in one go. If a task change since
+	 * this run began has restarted it already, a period from then, that
+	 * time stands (queue_delayed_work() of a pending work does nothing),
+	 * as in the kernel: a trigger's wakeup from this run is such a
+	 * change, so after an event the next fold is a full period later.
 	 */
 	psim_avgs_chained = changed & PSIM_STATE_RESCHEDULE;
-	if (psim_avgs_chained) {
-		delay = nsecs_to_jiffies(psim_group.avg_next_update - now) + 1;
-		/* a timer on a CPU that is gone would never fire */
-		cpus_read_lock();
-		if (busy >= 0 && cpu_online(busy)) {
-			cancel_delayed_work(&psim_avgs_work_wake);
-			mod_delayed_work_on(busy, system_unbound_wq,
-					    &psim_avgs_work, delay);
-		} else if (sleepers) {
-			cancel_delayed_work(&psim_avgs_work);
-			mod_delayed_work(system_unbound_wq,
-					 &psim_avgs_work_wake, delay);
-		} else {
-			cancel_delayed_work(&psim_avgs_work_wake);
-			mod_delayed_work(system_unbound_wq, &psim_avgs_work,
-					 delay);
-		}
-		cpus_read_unlock();
-	}
+	if (psim_avgs_chained)
+		queue_delayed_work(system_unbound_wq, &psim_avgs_work,
+				   nsecs_to_jiffies(psim_group.avg_next_update -
+						    now) + 1);
 	WRITE_ONCE(psim_avgs_worker, current);
 	psim_probes_check();
 	psim_avgs_runs++;
-	if (work == &psim_avgs_work_wake.work)
-		psim_avgs_wake_runs++;
 	psim_avgs_work_ns += sched_clock() - t0;
 	mutex_unlock(&psim_avgs_lock);
 }
@@ -289,12 +228,10 @@ static void psim_group_shown(const struct psim_group *g, enum psim_res res,
 void psim_aggregate_read(enum psim_res res, unsigned long avg[2][3],
 			 u64 total[2])
 {
-	bool sleepers;
 	u64 now;
-	int busy;
 
 	mutex_lock(&psim_avgs_lock);
-	psim_aggregate(false, &now, &busy, &sleepers);
+	psim_aggregate(false, &now);
 	psim_group_shown(&psim_group, res, avg, total);
 	mutex_unlock(&psim_avgs_lock);
 }
@@ -310,12 +247,11 @@ void psim_aggregate_read_percpu(enum psim_res res,
 				void *arg)
 {
 	unsigned long avg[2][3];
-	bool sleepers;
 	u64 now, total[2];
-	int busy, cpu;
+	int cpu;
 
 	mutex_lock(&psim_avgs_lock);
-	psim_aggregate(false, &now, &busy, &sleepers);
+	psim_aggregate(false, &now);
 	for_each_online_cpu(cpu) {
 		psim_group_shown(&per_cpu(psim_cpu_group, cpu), res, avg,
 				 total);
@@ -340,15 +276,13 @@ void psim_aggregate_debug(struct psim_aggregate_debug *d)
 {
 	mutex_lock(&psim_avgs_lock);
 	d->runs = psim_avgs_runs;
-	d->wake_runs = psim_avgs_wake_runs;
 	d->work_ns = psim_avgs_work_ns;
 	d->lag_max = psim_avgs_lag_max;
 	d->lag_folds = psim_avgs_lag_folds;
 	memcpy(d->lags, psim_avgs_lags, sizeof(d->lags));
 	memcpy(d->seen, psim_group.seen, sizeof(d->seen));
 	mutex_unlock(&psim_avgs_lock);
-	d->pending = delayed_work_pending(&psim_avgs_work) ||
-		     delayed_work_pending(&psim_avgs_work_wake);
+	d->pending = delayed_work_pending(&psim_avgs_work);
 }
 
 /*
@@ -372,7 +306,6 @@ void psim_aggregate_start(bool warmup, bool percpu)
 			 warmup);
 	psim_avgs_worker = NULL;
 	psim_avgs_runs = 0;
-	psim_avgs_wake_runs = 0;
 	psim_avgs_work_ns = 0;
 	psim_avgs_lag_max = 0;
 	psim_avgs_lag_folds = 0;
@@ -383,9 +316,5 @@ void psim_aggregate_start(bool warmup, bool percpu)
 /* After the probes are gone: the last of them may have armed the work. */
 void psim_aggregate_stop(void)
 {
-	/* each may queue the other: until neither is pending or running */
-	do {
-		cancel_delayed_work_sync(&psim_avgs_work);
-		cancel_delayed_work_sync(&psim_avgs_work_wake);
-	} while (delayed_work_pending(&psim_avgs_work));
+	cancel_delayed_work_sync(&psim_avgs_work);
 }

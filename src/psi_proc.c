@@ -215,8 +215,6 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 	seq_printf(m, "task_table %u\n", psim_store_table_size());
 	psim_aggregate_debug(&ag);
 	seq_printf(m, "avgs_work_runs %lu\n", ag.runs);
-	/* of those, on the timer that wakes an idle CPU */
-	seq_printf(m, "avgs_work_wake_runs %lu\n", ag.wake_runs);
 	/* the latest fold after its grid point, over lag_folds timed folds */
 	seq_printf(m, "avgs_lag_max_us %llu\n",
 		   div_u64(ag.lag_max, NSEC_PER_USEC));

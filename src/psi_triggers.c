@@ -232,9 +232,19 @@ out:
 static void psim_trigger_add(struct psim_trigger *t)
 {
 	if (t->agg == PSIM_AVGS) {
-		/* the window starts at the averaging totals of now */
-		u64 v = psim_aggregate_total(t->w.state);
+		/*
+		 * As the kernel's psi_trigger_create(), every window starts
+		 * at the fast path's total, also an unprivileged trigger's,
+		 * which then grows with the averaging total: the first
+		 * update with new stall measures the difference of the two
+		 * and usually fires (the fast path's total is zero until a
+		 * privileged trigger runs, as at boot).
+		 */
+		u64 v;
 
+		mutex_lock(&psim_poll_lock);
+		v = psim_poll_total[t->w.state];
+		mutex_unlock(&psim_poll_lock);
 		psim_window_reset(&t->w.win, sched_clock(), v, 0);
 		mutex_lock(&psim_avg_lock);
 		list_add(&t->node, &psim_avg_triggers);

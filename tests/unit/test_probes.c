@@ -39,7 +39,7 @@
 #include "psi_mod.h"
 
 /* What psi_aggregate.c and psi_triggers.c would define. */
-struct delayed_work psim_avgs_work, psim_avgs_work_wake;
+struct delayed_work psim_avgs_work;
 struct task_struct *psim_avgs_worker;
 struct static_key_false psim_poll_key;
 u32 psim_poll_states;

@@ -74,20 +74,20 @@ case_format() {
 # +114 ms in the 15 s; the 2.52 still carries the boot's share), psi_mod
 # 1.58, 2.48 and 0.43 on psi=0 boots; psi_mod on 6.1 reads about 0.05.
 # psi1's sbs-idle compares the two side by side instead.
-# psi_mod's timer that may wake an idle CPU (the averaging work where only
-# sleepers stall) must not have run at all meanwhile.
+# The averaging work keeps the kernel's clock: it runs at most once a
+# period (2 s), and only while there was activity in the last one.
 case_idle() {
-	local f k v a b lim=1.00 w0 w1 r0 r1
+	local f k v a b lim=1.00 r0 r1
 	case "$(uname -v)" in *PREEMPT_RT*) lim=4.00 ;; esac
-	w0=$(debug_val avgs_work_wake_runs) r0=$(debug_val avgs_work_runs)
+	r0=$(debug_val avgs_work_runs)
 	snap $C/a $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
 	sleep 15
 	snap $C/b $PSI_DIR/cpu $PSI_DIR/io $PSI_DIR/memory
-	w1=$(debug_val avgs_work_wake_runs) r1=$(debug_val avgs_work_runs)
-	if [ -n "$w0" ]; then
-		expect "the averaging work ran $((w1 - w0)) times on its waking timer in 15 s idle, want 0" \
-			[ "$((w1 - w0))" = 0 ]
-		note "averaging work runs in 15 s idle: $((r1 - r0)) (deferrable), $((w1 - w0)) (waking)"
+	r1=$(debug_val avgs_work_runs)
+	if [ -n "$r0" ]; then
+		expect "the averaging work ran $((r1 - r0)) times in 15 s idle, want <= 8 (one a period)" \
+			[ "$((r1 - r0))" -le 8 ]
+		note "averaging work runs in 15 s idle: $((r1 - r0))"
 	fi
 	for f in $RESFILES; do
 		for k in some full; do

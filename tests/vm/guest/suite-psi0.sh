@@ -7,12 +7,13 @@ PSI_DIR=/proc/pressure
 
 # The averaging work keeps time with a stall on one CPU while the CPU it
 # last ran on idles: two spinners pinned to cpu1 for 20 s, nothing on cpu0
-# (where the test sleeps). Its deferrable timer must sit on the busy CPU,
-# or it fires only when cpu0 next wakes: periods folded late (then as if
-# they had been idle). On time means as the kernel's own work: queued for
-# the jiffy after the grid point, a timer 2 s out sits in the timer
-# wheel's second level or above and fires up to one bucket (8^level
-# jiffies) late; allowed: that bucket and 3 jiffies for the worker to run.
+# (where the test sleeps). A timer that waited for cpu0 to wake would fold
+# periods late (then as if they had been idle). On time means as the
+# kernel's own work: queued for the jiffy after the grid point, a timer 2 s
+# out sits in the timer wheel's second level or above and fires up to one
+# bucket (8^level jiffies) late; allowed: that bucket and 3 jiffies for the
+# worker to run. (No task changes state while it runs here, so nothing
+# restarts the clock later, as a task change would in the kernel too.)
 case_worklag() {
 	local hz lag folds lim r d g n
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
@@ -31,7 +32,7 @@ case_worklag() {
 	lim=$(((g + 3) * 1000000 / hz))
 	expect "only ${folds:-no} folds timed in 20 s, want >= 8" ige "${folds:-0}" 8
 	expect "a fold came ${lag:-?} us after its grid point, want <= $lim" ile "${lag:-999999999}" $lim
-	note "$folds folds, the latest ${lag} us after its grid point (limit $lim): $(awk '$1 == "avgs_lags_us"' /sys/kernel/debug/psi_mod/state); runs $(debug_val avgs_work_runs), on the waking timer $(debug_val avgs_work_wake_runs)"
+	note "$folds folds, the latest ${lag} us after its grid point (limit $lim): $(awk '$1 == "avgs_lags_us"' /sys/kernel/debug/psi_mod/state); runs $(debug_val avgs_work_runs)"
 }
 
 # Pid reuse: kernel.pid_max at its minimum (301: one pid, 300, once the
