@@ -2,7 +2,7 @@
 # The module must refuse the default proc_dir (the kernel owns
 # /proc/pressure), load under proc_dir=psi_mod, and agree with the kernel.
 # The host reads the case list from the CASES= line below.
-CASES="eexist sbs-load poll sbs-trig-abi sbs-trig-events sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-unload dmesg"
+CASES="eexist sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -314,12 +314,175 @@ case_sbs_trig_events() {
 	note "10 s, 4 spinners: 100ms/1s kernel $nk psi_mod $nm; uid 65534 200ms/2s kernel $uk psi_mod $um"
 }
 
+# Triggers side by side, event by event. For each workload the same
+# triggers are written to the kernel's file and to psi_mod's back to back
+# by one process (trig pair), which waits on both in one epoll and stamps
+# every event. Workloads: cpu, io and memory stalls, steady and bursty
+# (0.4 s of load a second), 10 s each; thresholds far below the stall and
+# near it (the note gives each pair's stall in a window of the load over
+# its threshold).
+# Privileged triggers (the fast path): the counts within 1 of each other
+# and, for the far pairs, the first events within one update interval (a
+# tenth of the window). Near its threshold a pair's first event moves by
+# a whole update where the two totals differ by a little at the crossing
+# (within the accuracy target, not zero): recorded, not asserted.
+# Unprivileged ones are updated at the averaging folds, every period
+# (2.004 s) against a 2 s rate limit, and the fold after an event is a
+# period after the clock's last restart: the event's own wakeup, or a task
+# change in the moments between the fold's start and its trigger update,
+# and then that fold comes just under 2 s after the event and holds it to
+# the next one. Which happens depends on the microseconds of each run, the
+# kernel's as psi_mod's, so an unprivileged trigger under a steady stall
+# signals at every fold or at every other one: the counts must agree to
+# that factor (either at most twice the other, or within 1), the first
+# events of the far pairs (the first fold with new stall fires, see
+# docs/triggers.md) within one period and a jiffy (the two clocks' phases
+# are independent).
+PAIR_SECS=12
+PAIR_LOAD_US=10000000
+pair_spec() {
+	# NAME [-u UID] FILE "STATE THRESH WIN"
+	local name=$1 u="" t=p file str; shift
+	[ "$1" = -u ] && { u="-u $2" t=u; shift 2; }
+	file=$1 str=$2
+	echo "$name $file $t $str" >> $C/specs
+	trig $u pair $K/$file $M/$file "$str\0" $PAIR_SECS > $C/pair.$name 2>&1 &
+}
+pair_check() {
+	local name file u state thr win kn mn kf mf bound df g ratio
+	while read -r name file u state thr win; do
+		set -- $(awk '$1 == "pair" { print $2, $3, $4, $5 }' $C/pair.$name)
+		kn=${1:-?} mn=${2:-?} kf=${3:--1} mf=${4:--1}
+		expect "$name: no result: $(tail -2 $C/pair.$name | tr '\n' ' ')" isint "$kn"
+		isint "$kn" || continue
+		g=$(snap_delta $C/a $C/b $K/$file $state)
+		ratio=$(awk -v g="$g" -v w="$win" -v t="$thr" -v l=$PAIR_LOAD_US 'BEGIN { printf "%.2f", g * w / l / t }')
+		df=$((kn - mn)); [ $df -lt 0 ] && df=$((-df))
+		if [ $u = p ]; then
+			expect "$name ($file $state $thr $win): events kernel $kn psi_mod $mn, want within 1" [ $df -le 1 ]
+			bound=$((win / 10))
+		else
+			expect "$name ($file $state $thr $win unprivileged): events kernel $kn psi_mod $mn, want within 1 or a factor 2" \
+				eval "[ $df -le 1 ] || { [ $mn -ge $(( (kn + 1) / 2 )) ] && [ $mn -le $((2 * kn)) ]; }"
+			bound=2008000
+		fi
+		if [ "$kf" -ge 0 ] && [ "$mf" -ge 0 ]; then
+			df=$((kf - mf)); [ $df -lt 0 ] && df=$((-df))
+			case $name in
+			*far*) expect "$name: first event kernel ${kf}us psi_mod ${mf}us, apart by more than ${bound}us" [ $df -le $bound ] ;;
+			esac
+		else
+			df=-
+		fi
+		case $name in *far*) expect "$name: kernel events $kn, want >= 1 (no stall made?)" ige "$kn" 1 ;; esac
+		note "pair $name $file $state $thr $win $u stall/threshold $ratio k=$kn m=$mn kfirst=$kf mfirst=$mf dfirst=$df"
+		[ $u = u ] && note "$name events (ms) kernel: $(awk '$1 == "k" { printf "%d ", $2 / 1000 }' $C/pair.$name)psi_mod: $(awk '$1 == "m" { printf "%d ", $2 / 1000 }' $C/pair.$name)"
+	done < $C/specs
+}
+burst() {
+	local i=0
+	while [ $i -lt 10 ]; do "$@" & sleep 1; i=$((i + 1)); done
+	wait
+}
+spin4() { spin $1 & spin $1 & spin $1 & spin $1 & wait; }
+pair_load() {
+	# WORKLOAD...: run it with the pairs started just before, wait for all
+	local res
+	snap $C/a $K/cpu $K/io $K/memory
+	"$@"
+	wait
+	snap $C/b $K/cpu $K/io $K/memory
+	note "psi_mod folds' lags: $(awk '$1 == "avgs_lags_us"' /sys/kernel/debug/psi_mod/state)"
+	for res in cpu io memory; do
+		note "kernel $res some +$(snap_delta $C/a $C/b $K/$res some)us full +$(snap_delta $C/a $C/b $K/$res full)us in $(($(snap_t $C/b) - $(snap_t $C/a)))us"
+	done
+}
+case_sbs_trig_cpu() {
+	pair_spec far cpu "some 100000 1000000"
+	pair_spec near cpu "some 800000 1000000"
+	pair_spec ufar -u 65534 cpu "some 200000 2000000"
+	pair_load spin4 10
+	pair_check
+}
+case_sbs_trig_cpu_burst() {
+	pair_spec far cpu "some 100000 1000000"
+	pair_spec near cpu "some 300000 1000000"
+	pair_spec unear -u 65534 cpu "some 600000 2000000"
+	pair_load burst spin4 0.4
+	pair_check
+}
+case_sbs_trig_io() {
+	pair_spec far io "some 100000 1000000"
+	pair_spec fullfar io "full 100000 1000000"
+	pair_spec near io "some 400000 1000000"
+	pair_spec ufar -u 65534 io "some 200000 2000000"
+	pair_load dio read $DISK 10
+	pair_check
+}
+case_sbs_trig_io_burst() {
+	pair_spec far io "some 100000 1000000"
+	pair_spec near io "some 200000 1000000"
+	pair_spec unear -u 65534 io "full 400000 2000000"
+	pair_load burst dio read $DISK 0.4
+	pair_check
+}
+# Memory stalls on demand: a cgroup whose memory.high is far below what
+# its hog touches. Without swap nothing can be reclaimed, so each charge
+# over the limit makes the hog sleep its penalty in a memory stall
+# (mem_cgroup_handle_over_high()) until it is killed.
+memcg_setup() {
+	mount -t cgroup2 none /sys/fs/cgroup || return 1
+	echo +memory > /sys/fs/cgroup/cgroup.subtree_control || return 1
+	mkdir /sys/fs/cgroup/hog && echo 8M > /sys/fs/cgroup/hog/memory.high
+}
+memcg_teardown() {
+	rmdir /sys/fs/cgroup/hog
+	umount /sys/fs/cgroup
+}
+# memcg_hog SECS: a hog in the cgroup for SECS
+memcg_hog() {
+	local p
+	sh -c 'echo $$ > /sys/fs/cgroup/hog/cgroup.procs && exec memhog 64 600' > /dev/null 2>&1 &
+	p=$!
+	sleep $1
+	kill -9 $p
+	wait $p 2>/dev/null
+}
+case_sbs_trig_mem() {
+	local rc=0
+	memcg_setup > $C/cg 2>&1 || rc=1
+	expect "cgroup2 with memory.high: $(cat $C/cg)" [ $rc = 0 ]
+	pair_spec far memory "some 70000 1000000"
+	pair_spec fullnear memory "full 700000 1000000"
+	pair_spec ufar -u 65534 memory "some 200000 2000000"
+	pair_load memcg_hog 10
+	pair_check
+	memcg_teardown
+}
+case_sbs_trig_mem_burst() {
+	local rc=0
+	memcg_setup > $C/cg 2>&1 || rc=1
+	expect "cgroup2 with memory.high: $(cat $C/cg)" [ $rc = 0 ]
+	pair_spec far memory "some 100000 1000000"
+	pair_spec fullnear memory "full 300000 1000000"
+	pair_spec unear -u 65534 memory "some 600000 2000000"
+	pair_load burst memcg_hog 0.4
+	pair_check
+	memcg_teardown
+}
+
 suite_begin
 run_case eexist 20 case_eexist
 run_case sbs-load 20 case_sbs_load
 run_case poll 30 case_poll
 run_case sbs-trig-abi 90 case_sbs_trig_abi
 run_case sbs-trig-events 30 case_sbs_trig_events
+run_case sbs-trig-cpu 30 case_sbs_trig_cpu
+run_case sbs-trig-cpu-burst 30 case_sbs_trig_cpu_burst
+run_case sbs-trig-io 30 case_sbs_trig_io
+run_case sbs-trig-io-burst 30 case_sbs_trig_io_burst
+run_case sbs-trig-mem 30 case_sbs_trig_mem
+run_case sbs-trig-mem-burst 30 case_sbs_trig_mem_burst
 run_case sbs-idle 30 case_sbs_idle
 run_case sbs-cpu 40 case_sbs_cpu
 run_case sbs-io 30 case_sbs_io

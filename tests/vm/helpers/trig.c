@@ -23,6 +23,13 @@
 //                          write the trigger and wait ONE poll/epoll/select
 //                          call of up to SECS: "woke <bits> <ms>" or
 //                          "timeout"; used to race unload against a poller
+//   pair KFILE MFILE STR SECS
+//                          the same trigger STR written to two files back to
+//                          back (the kernel's and psi_mod's), then one epoll
+//                          on both for SECS; prints "k <us>" or "m <us>" per
+//                          event (microseconds since the second write) and,
+//                          last, "pair <k events> <m events> <k first us>
+//                          <m first us>" (-1: no event)
 //   many FILE STR N SECS   open N descriptors each with the trigger STR,
 //                          hold them SECS, close; "many <ok> ok[ <errno> at
 //                          <i>]" (stops at the first failure)
@@ -240,6 +247,66 @@ static int do_watch(const char *file, const char *str, double secs,
 	return 0;
 }
 
+static long long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+static int do_pair(const char *kfile, const char *mfile, const char *str,
+		   double secs)
+{
+	int fd[2] = { open_file(kfile, O_RDWR | O_NONBLOCK),
+		      open_file(mfile, O_RDWR | O_NONBLOCK) };
+	long long first[2] = { -1, -1 }, t0, end;
+	unsigned long n[2] = { 0, 0 };
+	int ep = epoll_create1(0);
+
+	for (int i = 0; i < 2; i++) {
+		struct epoll_event ev = { .events = EPOLLPRI, .data.u32 = i };
+		int e = wr(fd[i], str, -1);
+
+		if (e) {
+			printf("write %s: %s\n", i ? mfile : kfile, ename(e));
+			return 1;
+		}
+		if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd[i], &ev)) {
+			printf("epoll: %s\n", ename(errno));
+			return 1;
+		}
+	}
+	t0 = now_us();
+	end = t0 + (long long)(secs * 1e6);
+	for (long long now = t0; now < end; now = now_us()) {
+		struct epoll_event e[2];
+		int r = epoll_wait(ep, e, 2, (int)((end - now + 999) / 1000));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			printf("wait: %s\n", ename(errno));
+			return 1;
+		}
+		for (int j = 0; j < r; j++) {
+			int i = (int)e[j].data.u32;
+			long long t = now_us() - t0;
+
+			if (e[j].events & EPOLLERR) {
+				printf("gone %c %s\n", "km"[i], bits(e[j].events));
+				return 1;
+			}
+			if (first[i] < 0)
+				first[i] = t;
+			n[i]++;
+			printf("%c %lld\n", "km"[i], t);
+		}
+	}
+	printf("pair %lu %lu %lld %lld\n", n[0], n[1], first[0], first[1]);
+	return 0;
+}
+
 static int do_wait(const char *file, const char *str, double secs,
 		   const char *mode)
 {
@@ -333,8 +400,10 @@ int main(int argc, char **argv)
 		return do_watch(argv[2], argv[3], atof(argv[4]), argv[5]);
 	if (argc == 6 && !strcmp(argv[1], "wait"))
 		return do_wait(argv[2], argv[3], atof(argv[4]), argv[5]);
+	if (argc == 6 && !strcmp(argv[1], "pair"))
+		return do_pair(argv[2], argv[3], argv[4], atof(argv[5]));
 	if (argc == 6 && !strcmp(argv[1], "many"))
 		return do_many(argv[2], argv[3], atol(argv[4]), atof(argv[5]));
-	fprintf(stderr, "usage: trig [-u UID] [-U UID] [-w] write FILE STR [LEN] | twice FILE S1 S2 | ro FILE STR | watch FILE STR SECS MODE | wait FILE STR SECS MODE | many FILE STR N SECS\n");
+	fprintf(stderr, "usage: trig [-u UID] [-U UID] [-w] write FILE STR [LEN] | twice FILE S1 S2 | ro FILE STR | watch FILE STR SECS MODE | wait FILE STR SECS MODE | pair KFILE MFILE STR SECS | many FILE STR N SECS\n");
 	return 2;
 }
