@@ -180,11 +180,13 @@ c_io() {
 }
 
 # The trigger clients, started before the load and kept through
-# c_lifecycle: lmkd's writes (O_WRONLY, a NUL, privileged 1-s windows), an
+# c_lifecycle: lmkd's writes (O_WRONLY, a NUL, privileged 1-s windows),
+# ChromeOS resourced's (O_RDWR, a NUL, a 1-s window, as a user that holds
+# CAP_SYS_RESOURCE and nothing else, as its minijail runs it), an
 # sd-event-style client as the unprivileged user (O_RDWR, a NUL, a 2-s
 # window), the package's example program as the user, and low-memory-monitor
 # (a service since boot) heard on the system bus.
-CLIENTS="lmkd-some lmkd-full sdevent psi-monitor"
+CLIENTS="lmkd-some lmkd-full resourced sdevent psi-monitor"
 start_clients() {
 	local M=/proc/pressure/memory
 	rm -f /run/psi-client-*
@@ -192,6 +194,9 @@ start_clients() {
 		/usr/local/bin/trig -w watch $M 'some 70000 1000000\0' 300 epoll
 	systemd-run -q --unit=lmkd-full -p StandardOutput=file:/run/psi-client-lmkd-full \
 		/usr/local/bin/trig -w watch $M 'full 700000 1000000\0' 300 epoll
+	systemd-run -q --unit=resourced --uid=user -p AmbientCapabilities=CAP_SYS_RESOURCE \
+		-p StandardOutput=file:/run/psi-client-resourced \
+		/usr/local/bin/trig watch $M 'some 150000 1000000\0' 300 epoll
 	systemd-run -q --unit=sdevent --uid=user -p StandardOutput=file:/run/psi-client-sdevent \
 		/usr/local/bin/trig watch $M 'some 200000 2000000\0' 300 epoll
 	# psi_monitor exits 3 when the file goes away (the unload below)
@@ -241,7 +246,7 @@ c_memory() {
 	e=$(elapsed $C/m0 $C/m1)
 	expect "memory waiting grew $g s in $e s" fge "$g" 0.5
 	note "memory waiting $g s, stalled $(grow node_pressure_memory_stalled_seconds_total $C/m0 $C/m1) s in $e s"
-	for c in lmkd-some sdevent psi-monitor lmm; do
+	for c in lmkd-some resourced sdevent psi-monitor lmm; do
 		n=$(events $c)
 		expect "$c: no event under the memory load" igt "${n:-0}" 0
 	done
@@ -261,7 +266,7 @@ c_lifecycle() {
 	expect "psi_mod still loaded after modprobe -r" sh -c '! [ -d /sys/module/psi_mod ]'
 	expect "files left after unload" files_absent
 	sleep 3
-	for c in lmkd-some lmkd-full sdevent; do
+	for c in lmkd-some lmkd-full resourced sdevent; do
 		expect "$c not woken by the unload: $(tail -2 /run/psi-client-$c | tr '\n' '|')" grep -q '^gone ' /run/psi-client-$c
 	done
 	expect "psi_monitor did not say the file went away: $(tail -2 /run/psi-client-psi-monitor | tr '\n' '|')" \
