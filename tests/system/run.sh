@@ -111,6 +111,24 @@ elif [ -s "$run/logs/example.log" ]; then
 else
 	pass example "the package's psi_monitor.c builds in the image with gcc -Wall, silently"
 fi
+# the kernel documentation's own example program, verbatim from Debian's
+# linux-source-6.1 (Documentation/accounting/psi.rst, "Userspace monitor
+# usage example"): root, O_RDWR | O_NONBLOCK, "some 150000 1000000" with
+# its NUL, poll() for POLLPRI until POLLERR
+doc=$(tar xOf /usr/src/linux-source-6.1.tar.xz linux-source-6.1/Documentation/accounting/psi.rst 2>/dev/null |
+	awk '/^Userspace monitor usage example/ { u = 1; next }
+		u && /^::/ { c = 1; next }
+		c && /^[A-Za-z]/ { exit }
+		c { sub(/^  /, ""); print }')
+mkdir -p "$root/usr/local/src"
+printf '%s\n' "$doc" > "$root/usr/local/src/psi_doc_example.c"
+if ! grep -q 'some 150000 1000000' "$root/usr/local/src/psi_doc_example.c"; then
+	fail doc-example "no example program found in linux-source-6.1's Documentation/accounting/psi.rst"
+elif ! in_root gcc -O2 -o /usr/local/bin/psi_doc_example /usr/local/src/psi_doc_example.c >"$run/logs/doc-example.log" 2>&1; then
+	fail doc-example "gcc of psi.rst's example failed: $(head -3 "$run/logs/doc-example.log" | tr '\n' ' ')"
+else
+	pass doc-example "Documentation/accounting/psi.rst's example ($(grep -c '' "$root/usr/local/src/psi_doc_example.c") lines) builds in the image"
+fi
 # the kernel upgrade: DKMS's kernel hook must build psi_mod for the new one
 if in_root apt-get install -y -q -t bookworm-backports linux-image-amd64 linux-headers-amd64 >"$run/logs/upgrade.log" 2>&1; then
 	k612=$(kver_of '6\.12\..*-amd64')

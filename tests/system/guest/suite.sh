@@ -184,9 +184,11 @@ c_io() {
 # ChromeOS resourced's (O_RDWR, a NUL, a 1-s window, as a user that holds
 # CAP_SYS_RESOURCE and nothing else, as its minijail runs it), an
 # sd-event-style client as the unprivileged user (O_RDWR, a NUL, a 2-s
-# window), the package's example program as the user, and low-memory-monitor
-# (a service since boot) heard on the system bus.
-CLIENTS="lmkd-some lmkd-full resourced sdevent psi-monitor"
+# window), the package's example program as the user, the kernel
+# documentation's example as root (line-buffered by stdbuf: its printf goes
+# to a file), and low-memory-monitor (a service since boot) heard on the
+# system bus.
+CLIENTS="lmkd-some lmkd-full resourced sdevent psi-monitor docexample"
 start_clients() {
 	local M=/proc/pressure/memory
 	rm -f /run/psi-client-*
@@ -202,6 +204,8 @@ start_clients() {
 	# psi_monitor exits 3 when the file goes away (the unload below)
 	systemd-run -q --unit=psi-monitor --uid=user -p SuccessExitStatus=3 -p StandardOutput=file:/run/psi-client-psi-monitor \
 		/usr/local/bin/psi_monitor $M 'some 300000 2000000' 300
+	systemd-run -q --unit=docexample -p StandardOutput=file:/run/psi-client-docexample \
+		stdbuf -oL /usr/local/bin/psi_doc_example
 	gdbus monitor --system --dest org.freedesktop.LowMemoryMonitor >/run/psi-client-lmm 2>&1 &
 	echo $! >/run/psi-client-lmm.pid
 }
@@ -214,6 +218,7 @@ stop_clients() {
 events() {
 	case $1 in
 	psi-monitor) grep -c 'some avg10' /run/psi-client-psi-monitor 2>/dev/null ;;
+	docexample) grep -c '^event triggered!' /run/psi-client-docexample 2>/dev/null ;;
 	lmm) grep -c 'LowMemoryWarning' /run/psi-client-lmm 2>/dev/null ;;
 	*) grep -c '^event ' /run/psi-client-$1 2>/dev/null ;;
 	esac
@@ -246,7 +251,7 @@ c_memory() {
 	e=$(elapsed $C/m0 $C/m1)
 	expect "memory waiting grew $g s in $e s" fge "$g" 0.5
 	note "memory waiting $g s, stalled $(grow node_pressure_memory_stalled_seconds_total $C/m0 $C/m1) s in $e s"
-	for c in lmkd-some resourced sdevent psi-monitor lmm; do
+	for c in lmkd-some resourced sdevent psi-monitor docexample lmm; do
 		n=$(events $c)
 		expect "$c: no event under the memory load" igt "${n:-0}" 0
 	done
@@ -272,6 +277,9 @@ c_lifecycle() {
 	expect "psi_monitor did not say the file went away: $(tail -2 /run/psi-client-psi-monitor | tr '\n' '|')" \
 		grep -q 'went away' /run/psi-client-psi-monitor
 	expect "psi_monitor still running after the unload" sh -c '! systemctl -q is-active psi-monitor'
+	expect "the documentation's example did not see POLLERR: $(tail -2 /run/psi-client-docexample | tr '\n' '|')" \
+		grep -q '^got POLLERR, event source is gone' /run/psi-client-docexample
+	expect "the documentation's example still running after the unload" sh -c '! systemctl -q is-active docexample'
 	scrape $C/m0
 	expect "node_exporter stopped serving after the unload" grep -q '^node_load1 ' $C/m0
 	expect "node_exporter still shows pressure series without the files" sh -c "! grep -q '^node_pressure_' $C/m0"
