@@ -402,25 +402,34 @@ case_trig_unpriv() {
 	note "1 s: EINVAL; 2 s: $n events at $(awk '$1 == "event" { printf "%s ", $2 }' $C/w)ms; triggers $r"
 }
 
+# Wait until every `trig many` writing to FILE... has reported (its triggers
+# all written, or its first failure): seconds on a stock kernel, minutes
+# on the KASAN one under the spinners. The holders stay until bg_kill.
+many_ready() {
+	local f i=0
+	while [ $i -lt 300 ]; do
+		for f in "$@"; do grep -q '^many ' "$f" 2>/dev/null || break; done
+		grep -q '^many ' "$f" 2>/dev/null && return 0
+		sleep 1; i=$((i + 1))
+	done
+}
+
 # Thousands of unprivileged triggers (4 x 2500, one uid) under 4 spinners:
 # the averaging work's time (triggers included) stays a small share of a
 # CPU. Measured against the same 8 s without them.
 case_trig_many() {
 	local i t0 t1 w0 w1 u0 u1 n base cost
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
-	for i in 1 2 3 4; do bg spin 40; done
+	for i in 1 2 3 4; do bg spin 300; done
 	t0=$(kit now) w0=$(trig_debug avgs_work_us)
 	sleep 8
 	t1=$(kit now) w1=$(trig_debug avgs_work_us)
 	base=$(((w1 - w0) * 100000 / (t1 - t0)))
 	for i in 1 2 3 4; do
-		trig -u 65534 many $PSI_DIR/cpu 'some 100000 2000000\n' 2500 20 > $C/m$i 2>&1 &
+		bg trig -u 65534 many $PSI_DIR/cpu 'some 100000 2000000\n' 2500 600 > $C/m$i 2>&1
 	done
-	for i in 1 2 3 4 5 6 7 8 9 10; do
-		n=$(trig_debug triggers); n=${n%% *}
-		[ "${n:-0}" -ge 10000 ] && break
-		sleep 1
-	done
+	many_ready $C/m1 $C/m2 $C/m3 $C/m4
+	n=$(trig_debug triggers); n=${n%% *}
 	expect "unprivileged triggers set up: ${n:-0}, want 10000: $(cat $C/m1 $C/m2 $C/m3 $C/m4 | tr '\n' ' ')" [ "${n:-0}" = 10000 ]
 	t0=$(kit now) w0=$(trig_debug avgs_work_us) u0=$(trig_debug trigger_updates)
 	sleep 8
@@ -440,21 +449,18 @@ case_trig_many() {
 case_trig_many_priv() {
 	local i t0 t1 w0 w1 u0 u1 e0 e1 n base cost
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
-	for i in 1 2 3 4; do bg spin 40; done
-	trig many $PSI_DIR/cpu 'some 100000 1000000\n' 1 34 > $C/one 2>&1 &
-	sleep 1
+	for i in 1 2 3 4; do bg spin 300; done
+	bg trig many $PSI_DIR/cpu 'some 100000 1000000\n' 1 600 > $C/one 2>&1
+	many_ready $C/one
 	t0=$(kit now) w0=$(trig_debug poll_work_us)
 	sleep 8
 	t1=$(kit now) w1=$(trig_debug poll_work_us)
 	base=$(((w1 - w0) * 100000 / (t1 - t0)))
 	for i in 1 2 3 4; do
-		trig many $PSI_DIR/cpu 'some 100000 1000000\n' 500 20 > $C/m$i 2>&1 &
+		bg trig many $PSI_DIR/cpu 'some 100000 1000000\n' 500 600 > $C/m$i 2>&1
 	done
-	for i in 1 2 3 4 5 6 7 8 9 10; do
-		n=$(trig_debug triggers); n=${n##* }
-		[ "${n:-0}" -ge 2001 ] && break
-		sleep 1
-	done
+	many_ready $C/m1 $C/m2 $C/m3 $C/m4
+	n=$(trig_debug triggers); n=${n##* }
 	expect "privileged triggers set up: ${n:-0}, want 2001: $(cat $C/m1 $C/m2 $C/m3 $C/m4 | tr '\n' ' ')" [ "${n:-0}" = 2001 ]
 	t0=$(kit now) w0=$(trig_debug poll_work_us) u0=$(trig_debug trigger_updates) e0=$(trig_debug trigger_events)
 	sleep 8
