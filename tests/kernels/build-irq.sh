@@ -3,8 +3,7 @@
 # CONFIG_PSI=y): the kernel's own /proc/pressure/irq, for psi_mod's irq
 # pressure side by side. The recipe is ../shared/kernels/build.sh (Debian's
 # linux-source-6.1, defconfig + kvm_guest.config + a fragment, make
-# bindeb-pkg), with the fragment tests/kernels/irq.config; about 45 min on
-# 2 cores (less at nice 19 in the gaps of other work, if there are gaps).
+# bindeb-pkg), with the fragment tests/kernels/irq.config.
 # usage: tests/kernels/build-irq.sh [OUTDIR]   (default: build/kernels-irq)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -431,9 +431,8 @@ case_sbs_trig_io_burst() {
 # over the limit makes the hog sleep its penalty in a memory stall
 # (mem_cgroup_handle_over_high()) until it is killed. A kernel without the
 # memory controller (the debug kernel of ../shared/kernels, built from
-# defconfig) fails the cases with that reason: two hogs over RAM stall for
-# a few tens of ms before the OOM killer ends it, too little to compare
-# triggers on.
+# defconfig) fails the cases with that reason: hogs over RAM there stall
+# only until the OOM killer ends it, too briefly to compare triggers on.
 memstall_setup() {
 	local r
 	mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null
