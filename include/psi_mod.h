@@ -4,7 +4,9 @@
  *
  *   psi_mod.c        the module: parameters, start and stop
  *   psi_probes.c     the scheduler probes and the per-task and per-CPU state
+ *   psi_irq.c        the interrupt probes (irq=1)
  *   psi_aggregate.c  per-CPU times into totals and averages
+ *   psi_triggers.c   pressure triggers
  *   psi_proc.c       the files
  */
 #ifndef PSI_MOD_H
@@ -17,6 +19,18 @@
 #include "psi_mod_logic.h"
 
 /* psi_probes.c */
+
+/* A tracepoint probe, its tracepoint looked up by name at load. */
+struct psim_probe {
+	const char *name;
+	void *func;
+	struct tracepoint *tp;
+	bool attached;
+};
+
+int psim_attach_optional(struct psim_probe *probes, int n);
+void psim_detach_optional(struct psim_probe *probes, int n);
+void psim_irq_charge(int cpu, u64 delta);
 int psim_probes_find(void);
 int psim_probes_start(bool memstall_tp_only, bool kernel_psi);
 void psim_probes_check(void);
@@ -135,8 +149,14 @@ static inline void psim_poll_kick(u32 mask)
 		queue_delayed_work(psim_poll_wq, &psim_poll_work, 1);
 }
 
+/* psi_irq.c */
+void psim_irq_start(void);
+void psim_irq_stop(void);
+void psim_irq_debug(int cpu, u64 *total, u64 *charged,
+		    unsigned long *intervals);
+
 /* psi_proc.c */
-int psim_proc_create(const char *dir, bool percpu);
+int psim_proc_create(const char *dir, bool percpu, bool irq);
 void psim_proc_remove(void);
 
 #endif /* PSI_MOD_H */

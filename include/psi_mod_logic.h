@@ -64,7 +64,12 @@ enum psim_task_count {
 #define PSIM_DEPTH_SHIFT		8
 #define PSIM_DEPTH_MAX			0xffU
 
-/* Pressure states, in the kernel's order (enum psi_states, no irq). */
+/*
+ * Pressure states, in the kernel's order (enum psi_states of a kernel
+ * with CONFIG_IRQ_TIME_ACCOUNTING). IRQ_FULL is a time only, never in a
+ * state mask: interrupt time charged to the CPU while a non-idle task was
+ * its current one (psi_irq.c), zero unless psi_mod's irq=1.
+ */
 enum psim_states {
 	PSIM_IO_SOME,
 	PSIM_IO_FULL,
@@ -72,6 +77,7 @@ enum psim_states {
 	PSIM_MEM_FULL,
 	PSIM_CPU_SOME,
 	PSIM_CPU_FULL,
+	PSIM_IRQ_FULL,
 	PSIM_NONIDLE,	/* per-CPU only: weighs the CPU in the average */
 	PSIM_NR_STATES,
 };
@@ -80,8 +86,23 @@ enum psim_res {
 	PSIM_IO,
 	PSIM_MEM,
 	PSIM_CPU,
+	PSIM_IRQ,
 	PSIM_NR_RES,
 };
+
+/*
+ * The state of a resource's some (@full 0) or full line, or -1: irq has
+ * only a full line (the kernel's res * 2 + full, and for irq the state
+ * before it, psi_write()).
+ */
+static inline int psim_res_state(enum psim_res res, bool full)
+{
+	if (res == PSIM_IRQ)
+		return full ? PSIM_IRQ_FULL : -1;
+	if (res >= PSIM_IRQ)
+		return -1;
+	return res * 2 + (full ? 1 : 0);
+}
 
 /* Averaging constants of the kernel's PSI and loadavg. */
 #define PSIM_FSHIFT	11
@@ -627,6 +648,87 @@ static inline u64 psim_update_averages(struct psim_group *g, u64 now)
 }
 
 /*
+ * Interrupt time of one CPU, from the handlers' entry and exit events
+ * (psi_irq.c). A hard interrupt can come inside a softirq, never the
+ * other way round; the outermost context is timed, once. An exit whose
+ * entry was not seen (it came before the probes were attached) is ignored.
+ * @clock is read only where a context opens or closes the outermost one.
+ */
+struct psim_irq_time {
+	u64 start;		/* of the outermost context open */
+	u64 total;		/* ns of interrupt time */
+	u64 charged;		/* the part of total charged */
+	unsigned int hard;	/* hard interrupt contexts open */
+	bool soft;		/* a counted softirq is open */
+	unsigned long intervals;	/* outermost contexts timed */
+};
+
+static inline void psim_irqt_open(struct psim_irq_time *c,
+				  u64 (*clock)(void))
+{
+	if (!c->hard && !c->soft)
+		c->start = clock();
+}
+
+static inline void psim_irqt_close(struct psim_irq_time *c,
+				   u64 (*clock)(void))
+{
+	if (!c->hard && !c->soft) {
+		c->total += clock() - c->start;
+		c->intervals++;
+	}
+}
+
+static inline void psim_irq_hard_entry(struct psim_irq_time *c,
+				       u64 (*clock)(void))
+{
+	psim_irqt_open(c, clock);
+	c->hard++;
+}
+
+static inline void psim_irq_hard_exit(struct psim_irq_time *c,
+				      u64 (*clock)(void))
+{
+	if (!c->hard)
+		return;
+	c->hard--;
+	psim_irqt_close(c, clock);
+}
+
+static inline void psim_irq_soft_entry(struct psim_irq_time *c,
+				       u64 (*clock)(void))
+{
+	if (c->soft)
+		return;
+	psim_irqt_open(c, clock);
+	c->soft = true;
+}
+
+static inline void psim_irq_soft_exit(struct psim_irq_time *c,
+				      u64 (*clock)(void))
+{
+	if (!c->soft)
+		return;
+	c->soft = false;
+	psim_irqt_close(c, clock);
+}
+
+/*
+ * At a tick: the interrupt time to charge to the CPU's IRQ_FULL, all of
+ * it since the last charge, or none while the idle task is current (the
+ * time then waits for a tick with a task: psi_account_irqtime()).
+ */
+static inline u64 psim_irq_take(struct psim_irq_time *c, bool idle)
+{
+	u64 d = c->total - c->charged;
+
+	if (idle)
+		return 0;
+	c->charged = c->total;
+	return d;
+}
+
+/*
  * Pressure triggers: the rules of the kernel's psi_write(),
  * psi_trigger_create(), window_update() and update_triggers() (Debian's
  * 6.1.y, which carries the 6.5 privilege rules).
@@ -656,17 +758,18 @@ static inline size_t psim_trigger_copy_len(size_t nbytes)
  * left them) checked in the kernel's order: the state must exist for the
  * resource (cpu has both some and full on 6.1, and the kernel accepts a
  * cpu full trigger at the system level although the file prints its line
- * as zeros), the window within 500 ms..10 s, a multiple of 2 s for an
- * unprivileged opener, the threshold neither 0 nor above the window.
+ * as zeros; irq has full only), the window within 500 ms..10 s, a
+ * multiple of 2 s for an unprivileged opener, the threshold neither 0 nor
+ * above the window.
  * Returns 0 with the state in *@state, or -EINVAL.
  */
 static inline int psim_trigger_check(enum psim_res res, bool full,
 				     u32 threshold_us, u32 window_us,
 				     bool privileged, enum psim_states *state)
 {
-	int s = res * 2 + (full ? 1 : 0);
+	int s = psim_res_state(res, full);
 
-	if (res >= PSIM_NR_RES || s >= PSIM_NONIDLE)
+	if (s < 0)
 		return -EINVAL;
 	if (window_us < PSIM_WINDOW_MIN_US || window_us > PSIM_WINDOW_MAX_US)
 		return -EINVAL;

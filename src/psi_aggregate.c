@@ -211,13 +211,14 @@ static void psim_avgs_work_fn(struct work_struct *work)
 static void psim_group_shown(const struct psim_group *g, enum psim_res res,
 			     unsigned long avg[2][3], u64 total[2])
 {
-	int full, i;
+	int full, i, s;
 
 	for (full = 0; full < 2; full++) {
+		s = psim_res_state(res, full);
 		for (i = 0; i < 3; i++)
-			avg[full][i] = psim_avg_shown(g->avg[res * 2 + full][i],
-						      g->seen[i]);
-		total[full] = g->total[res * 2 + full];
+			avg[full][i] = s < 0 ? 0 :
+				psim_avg_shown(g->avg[s][i], g->seen[i]);
+		total[full] = s < 0 ? 0 : g->total[s];
 	}
 }
 

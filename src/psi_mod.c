@@ -4,7 +4,8 @@
  *
  * On kernels whose own PSI is off (psi=0, CONFIG_PSI_DEFAULT_DISABLED) or
  * not built, psi_mod provides /proc/pressure/{cpu,io,memory} from scheduler
- * tracepoints, with the kernel's format and semantics. This file holds the
+ * tracepoints, with the kernel's format and semantics, and with irq=1
+ * /proc/pressure/irq from the interrupt tracepoints. This file holds the
  * module: its parameters, and the order in which the parts start and stop.
  */
 #include <linux/module.h>
@@ -30,6 +31,7 @@ static bool psim_active;
 static bool psim_memstall_tp_only;	/* memstall_tracepoints= */
 static bool psim_warmup;		/* warmup= */
 static bool psim_percpu;		/* percpu= */
+static bool psim_irq;			/* irq= */
 
 /* Whether /proc/<name> exists. */
 static bool psim_proc_exists(const char *name)
@@ -82,13 +84,16 @@ static int psim_start(void)
 				psim_proc_exists("pressure"));
 	if (ret)
 		goto err_triggers;
-	ret = psim_proc_create(psim_proc_dir, psim_percpu);
+	if (psim_irq)
+		psim_irq_start();
+	ret = psim_proc_create(psim_proc_dir, psim_percpu, psim_irq);
 	if (ret)
 		goto err_probes;
 	psim_active = true;
 	return 0;
 
 err_probes:
+	psim_irq_stop();
 	psim_probes_stop();
 err_triggers:
 	/* probes that were attached for a while may have armed it */
@@ -107,6 +112,7 @@ static void psim_stop(void)
 		return;
 	psim_triggers_shutdown();
 	psim_proc_remove();
+	psim_irq_stop();
 	psim_probes_stop();
 	psim_aggregate_stop();
 	psim_triggers_stop();
@@ -230,6 +236,14 @@ MODULE_PARM_DESC(warmup, "Show averages over the time seen since the load (1) in
  */
 module_param_cb(percpu, &psim_bool_ops, &psim_percpu, 0444);
 MODULE_PARM_DESC(percpu, "Also show each CPU's own pressure in <proc_dir>/percpu/ (1), or only the kernel's files (0, default)");
+
+/*
+ * irq=1: also <proc_dir>/irq, the kernel's irq pressure (one full line),
+ * from the interrupt tracepoints (psi_irq.c). It costs a little on every
+ * interrupt, so it is off unless asked for.
+ */
+module_param_cb(irq, &psim_bool_ops, &psim_irq, 0444);
+MODULE_PARM_DESC(irq, "Also provide <proc_dir>/irq, irq pressure from the interrupt tracepoints (1), at a cost on every interrupt; off by default (0)");
 
 /*
  * proc_dir names one directory under /proc: letters, digits, '.', '-' and

@@ -786,13 +786,6 @@ static int psim_cpu_dead(unsigned int cpu)
  * freed before tracepoint_synchronize_unregister() has waited for the
  * last of them.
  */
-struct psim_probe {
-	const char *name;
-	void *func;
-	struct tracepoint *tp;	/* looked up by name at load */
-	bool attached;
-};
-
 /*
  * The attach order, the one rule every table below follows: a task's count
  * must never be set by an event whose undoing event is not attached yet, or
@@ -882,7 +875,7 @@ int psim_probes_find(void)
  * Attach what of @probes was found; each one is optional. They come in
  * (end, begin) pairs: a begin is only attached after its end.
  */
-static int psim_attach_optional(struct psim_probe *probes, int n)
+int psim_attach_optional(struct psim_probe *probes, int n)
 {
 	int i, attached = 0;
 
@@ -896,7 +889,7 @@ static int psim_attach_optional(struct psim_probe *probes, int n)
 	return attached;
 }
 
-static void psim_detach_optional(struct psim_probe *probes, int n)
+void psim_detach_optional(struct psim_probe *probes, int n)
 {
 	int i;
 
@@ -1194,6 +1187,21 @@ void psim_probes_stop(void)
 	/* Waits for a running callback: it uses the task words. */
 	cpuhp_remove_state_nocalls(psim_hp_state);
 	psim_store_stop();
+}
+
+/*
+ * Interrupt time for @cpu's IRQ_FULL (psi_irq.c), on that CPU with
+ * interrupts off: the kernel's psi_account_irqtime(), which also wakes the
+ * trigger fast path when a trigger watches irq.
+ */
+void psim_irq_charge(int cpu, u64 delta)
+{
+	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+
+	psim_lock(pc);
+	pc->st.times[PSIM_IRQ_FULL] += delta;
+	psim_unlock(pc);
+	psim_poll_kick(BIT(PSIM_IRQ_FULL));
 }
 
 /*

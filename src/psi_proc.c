@@ -43,7 +43,8 @@ static int psim_pressure_show(struct seq_file *m, enum psim_res res)
 	int full;
 
 	psim_aggregate_read(res, avg, total);
-	for (full = 0; full < 2; full++) {
+	/* irq has only its full line */
+	for (full = res == PSIM_IRQ; full < 2; full++) {
 		/* CPU FULL is undefined at the system level: zeros. */
 		if (res == PSIM_CPU && full) {
 			memset(avg[full], 0, sizeof(avg[full]));
@@ -66,7 +67,7 @@ static void psim_percpu_line(void *arg, int cpu, unsigned long avg[2][3],
 	struct seq_file *m = arg;
 	int full;
 
-	for (full = 0; full < 2; full++) {
+	for (full = (long)m->private == PSIM_IRQ; full < 2; full++) {
 		seq_printf(m, "cpu%d ", cpu);
 		psim_show_line(m, full, avg[full], total[full]);
 	}
@@ -115,6 +116,11 @@ static int psim_cpu_show(struct seq_file *m, void *v)
 	return psim_pressure_show(m, PSIM_CPU);
 }
 
+static int psim_irq_show(struct seq_file *m, void *v)
+{
+	return psim_pressure_show(m, PSIM_IRQ);
+}
+
 static int psim_io_open(struct inode *inode, struct file *file)
 {
 	return single_open(file, psim_io_show, NULL);
@@ -134,6 +140,11 @@ static int psim_cpu_open(struct inode *inode, struct file *file)
  * The files are 0666 like the kernel's: a write creates the descriptor's
  * pressure trigger, poll() waits for its events (psi_triggers.c).
  */
+static int psim_irq_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, psim_irq_show, NULL);
+}
+
 static ssize_t psim_io_write(struct file *file, const char __user *buf,
 			     size_t nbytes, loff_t *ppos)
 {
@@ -158,6 +169,12 @@ static ssize_t psim_cpu_write(struct file *file, const char __user *buf,
  * never sleeps on a file that cannot give an event; with one, EPOLLPRI
  * per event.
  */
+static ssize_t psim_irq_write(struct file *file, const char __user *buf,
+			      size_t nbytes, loff_t *ppos)
+{
+	return psim_trigger_write(file, buf, nbytes, PSIM_IRQ);
+}
+
 static __poll_t psim_poll(struct file *file, poll_table *wait)
 {
 	return psim_trigger_poll(file, wait);
@@ -186,6 +203,7 @@ static int psim_release(struct inode *inode, struct file *file)
 PSIM_PROC_OPS(io);
 PSIM_PROC_OPS(memory);
 PSIM_PROC_OPS(cpu);
+PSIM_PROC_OPS(irq);
 
 /*
  * The raw state, for tests and for debugging: the task counts of every
@@ -210,6 +228,16 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 			   d.st.curr_memstall, d.st.state_mask,
 			   d.st.underflows, d.relocations, d.dead_kprobe,
 			   d.dead_callback);
+	}
+	/* irq=1: each CPU's interrupt time seen, its part charged (us) */
+	for_each_possible_cpu(cpu) {
+		unsigned long n;
+		u64 total, charged;
+
+		psim_irq_debug(cpu, &total, &charged, &n);
+		seq_printf(m, "cpu%d irq_us=%llu irq_charged_us=%llu irq_intervals=%lu\n",
+			   cpu, div_u64(total, NSEC_PER_USEC),
+			   div_u64(charged, NSEC_PER_USEC), n);
 	}
 	/* where the task words are: psi_flags, or a table of this many pids */
 	seq_printf(m, "task_table %u\n", psim_store_table_size());
@@ -260,10 +288,11 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(psim_debug_state);
 
-static int psim_percpu_create(void)
+static int psim_percpu_create(bool irq)
 {
 	static const char * const names[PSIM_NR_RES] = {
 		[PSIM_IO] = "io", [PSIM_MEM] = "memory", [PSIM_CPU] = "cpu",
+		[PSIM_IRQ] = "irq",
 	};
 	struct proc_dir_entry *dir;
 	long res;
@@ -271,14 +300,14 @@ static int psim_percpu_create(void)
 	dir = proc_mkdir("percpu", psim_dir);
 	if (!dir)
 		return -ENOMEM;
-	for (res = 0; res < PSIM_NR_RES; res++)
+	for (res = 0; res < (irq ? PSIM_NR_RES : PSIM_IRQ); res++)
 		if (!proc_create_data(names[res], 0444, dir, &psim_percpu_ops,
 				      (void *)res))
 			return -ENOMEM;
 	return 0;
 }
 
-int psim_proc_create(const char *name, bool percpu)
+int psim_proc_create(const char *name, bool percpu, bool irq)
 {
 	psim_dir = proc_mkdir(name, NULL);
 	if (!psim_dir)
@@ -286,7 +315,9 @@ int psim_proc_create(const char *name, bool percpu)
 	if (!proc_create("io", PSIM_FILE_MODE, psim_dir, &psim_io_ops) ||
 	    !proc_create("memory", PSIM_FILE_MODE, psim_dir, &psim_memory_ops) ||
 	    !proc_create("cpu", PSIM_FILE_MODE, psim_dir, &psim_cpu_ops) ||
-	    (percpu && psim_percpu_create())) {
+	    (irq && !proc_create("irq", PSIM_FILE_MODE, psim_dir,
+				 &psim_irq_ops)) ||
+	    (percpu && psim_percpu_create(irq))) {
 		psim_proc_remove();
 		return -ENOMEM;
 	}

@@ -23,13 +23,15 @@ _Static_assert(PSIM_TSK_MASK == 0xf, "task flags mask");
 _Static_assert((PSIM_DEPTH_MAX << PSIM_DEPTH_SHIFT) == 0xff00, "depth byte");
 _Static_assert((PSIM_TSK_IOWAIT | PSIM_TSK_MEMSTALL | PSIM_TSK_RUNNING |
 		PSIM_TSK_MEMSTALL_RUNNING) == PSIM_TSK_MASK, "task flags");
-/* the kernel's enum orders (psi_types.h, no irq) */
+/* the kernel's enum orders (psi_types.h, with CONFIG_IRQ_TIME_ACCOUNTING) */
 _Static_assert(PSIM_NR_IOWAIT == 0 && PSIM_NR_MEMSTALL == 1 &&
 	       PSIM_NR_RUNNING == 2 && PSIM_NR_MEMSTALL_RUNNING == 3,
 	       "enum psi_task_count order");
 _Static_assert(PSIM_IO_SOME == 0 && PSIM_IO_FULL == 1 && PSIM_MEM_SOME == 2 &&
 	       PSIM_MEM_FULL == 3 && PSIM_CPU_SOME == 4 && PSIM_CPU_FULL == 5 &&
-	       PSIM_NONIDLE == 6, "enum psi_states order");
+	       PSIM_IRQ_FULL == 6 && PSIM_NONIDLE == 7, "enum psi_states order");
+_Static_assert(PSIM_IO == 0 && PSIM_MEM == 1 && PSIM_CPU == 2 && PSIM_IRQ == 3,
+	       "enum psi_res order");
 /* include/linux/sched/loadavg.h and kernel/sched/psi.c constants */
 _Static_assert(PSIM_FSHIFT == 11 && PSIM_FIXED_1 == 2048, "fixed point");
 _Static_assert(PSIM_EXP_10s == 1677 && PSIM_EXP_60s == 1981 &&

@@ -115,6 +115,32 @@ static void trigger_parse_rows(void)
 	TU_EQ(w("some 1000001 1000000\n", PSIM_IO, true), -EINVAL);
 	/* trailing junk after the two numbers is ignored, as sscanf() does */
 	TU_EQ(w("some 1 500000 junk\n", PSIM_IO, true), 0);
+	/* irq: full only (psi_write()'s --state), some is EINVAL */
+	TU_EQ(write_as_kernel("full 1 500000\n", 15, PSIM_IRQ, true, &st, &t,
+			      &v), 0);
+	TU_EQ(st, PSIM_IRQ_FULL);
+	TU_EQ(w("some 1 500000\n", PSIM_IRQ, true), -EINVAL);
+	TU_EQ(w("some 150000 2000000\n", PSIM_IRQ, false), -EINVAL);
+	TU_EQ(w("full 150000 2000000\n", PSIM_IRQ, false), 0);
+	TU_EQ(w("full 150000 1000000\n", PSIM_IRQ, false), -EINVAL);
+	TU_EQ(w("full 0 1000000\n", PSIM_IRQ, true), -EINVAL);
+	/* and no resource past irq */
+	TU_EQ(w("some 1 500000\n", PSIM_NR_RES, true), -EINVAL);
+	TU_EQ(w("full 1 500000\n", PSIM_NR_RES, true), -EINVAL);
+}
+
+/* Each line of each file shows the kernel's state: res * 2 + full. */
+static void trigger_res_states(void)
+{
+	TU_EQ(psim_res_state(PSIM_IO, false), PSIM_IO_SOME);
+	TU_EQ(psim_res_state(PSIM_IO, true), PSIM_IO_FULL);
+	TU_EQ(psim_res_state(PSIM_MEM, false), PSIM_MEM_SOME);
+	TU_EQ(psim_res_state(PSIM_MEM, true), PSIM_MEM_FULL);
+	TU_EQ(psim_res_state(PSIM_CPU, false), PSIM_CPU_SOME);
+	TU_EQ(psim_res_state(PSIM_CPU, true), PSIM_CPU_FULL);
+	TU_EQ(psim_res_state(PSIM_IRQ, false), -1);
+	TU_EQ(psim_res_state(PSIM_IRQ, true), PSIM_IRQ_FULL);
+	TU_EQ(psim_res_state(PSIM_NR_RES, true), -1);
 }
 
 static void trigger_privilege(void)
@@ -221,6 +247,7 @@ int main(void)
 	TU_RUN(trigger_buffer);
 	TU_RUN(trigger_parse_rows);
 	TU_RUN(trigger_privilege);
+	TU_RUN(trigger_res_states);
 	TU_RUN(trigger_window);
 	TU_RUN(trigger_rate_limit);
 	return tu_exit();

@@ -1,6 +1,6 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec store pidwrap percpu badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload dmesg"
+CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -217,6 +217,63 @@ case_percpu() {
 	fi
 	ensure_unloaded && mod_load > /dev/null
 	expect "$d remains after a reload without percpu=1" [ ! -e $d ]
+}
+
+# irq pressure (irq=1). Without the parameter no irq file and no interrupt
+# probe runs (the per-CPU interrupt counters stand still). With it:
+# <dir>/irq is one full line in the kernel's format, percpu/irq beside the
+# others; it stays near zero while idle and grows under interrupts that
+# land on a running task: a 50 us interval timer on a spinner (a local
+# timer interrupt each time) and loopback UDP traffic (the receive softirq
+# runs in the sender), each pinned to cpu1, where the growth must show
+# (the exact amounts are compared with the kernel's own irq pressure on a
+# kernel that has it: tests/vm/irq-compare.sh). A some trigger is EINVAL,
+# as on the kernel; a full trigger signals under the timer load.
+irq_us() { awk '$2 ~ /^irq_us=/ { sub("irq_us=", "", $2); s += $2 } END { print s + 0 }' /sys/kernel/debug/psi_mod/state; }
+# irq_total FILE [CPU]: the total of the full line (of CPU's, per-CPU file)
+irq_total() { awk -v c="${2:-full}" '$1 == c && / total=/ { sub(/.*total=/, ""); print }' "$1"; }
+case_irq() {
+	local f=$PSI_DIR/irq d=$PSI_DIR/percpu r a b t0 t1 wall g c1 c0 l n
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	expect "$f exists without irq=1" [ ! -e $f ]
+	a=$(irq_us); bg taskset -c 1 irqload timer 3 50; sleep 3; bg_kill; b=$(irq_us)
+	expect "interrupt time counted without irq=1: $a -> $b us" [ "$a" = "$b" ]
+	ensure_unloaded || { bad "cannot unload the module first"; return; }
+	r=$(mod_load irq=1 percpu=1)
+	expect "insmod irq=1 percpu=1: $r" [ "$r" = ok ]
+	l=$(wc -l < $f)
+	r=$(grep -Ev "$PSI_RE" $f; grep -v '^full ' $f)
+	expect "$f: $l lines, want 1, the full line in the kernel's format: '$r'" eval '[ "$l" = 1 ] && [ -z "$r" ]'
+	l=$(wc -l < $d/irq)
+	r=$(awk '$1 !~ /^cpu[0-9]+$/ || $2 != "full"' $d/irq)
+	expect "$d/irq: $l lines, want 1 per online CPU ($(nproc)), cpuN full: '$r'" eval '[ "$l" = $(nproc) ] && [ -z "$r" ]'
+	# idle: what the ticks with a task find (the test shell's sleeps)
+	t0=$(kit now) a=$(irq_total $f); sleep 5; t1=$(kit now) b=$(irq_total $f)
+	g=$((b - a)) wall=$((t1 - t0))
+	expect "idle: irq +$g us in $wall us, want <= 1%" ile $g $((wall / 100))
+	note "idle: irq full +$g us in $wall us"
+	r=$(kit write $f "some 50000 1000000")
+	expect "some trigger on irq: '$r', want EINVAL" [ "${r%% *}" = EINVAL ]
+	trig watch $f 'full 20000 1000000\n' 6 poll > $C/trig 2>&1 &
+	t0=$(kit now) a=$(irq_total $f) c1=$(irq_total $d/irq cpu1) c0=$(irq_total $d/irq cpu0)
+	r=$(taskset -c 1 irqload timer 6 50)
+	t1=$(kit now) b=$(irq_total $f)
+	c1=$(($(irq_total $d/irq cpu1) - c1)) c0=$(($(irq_total $d/irq cpu0) - c0))
+	g=$((b - a)) wall=$((t1 - t0)) n=$(awk '$1 == "events" { print $2 }' $C/trig)
+	wait
+	expect "timer storm on cpu1: irq +$g us in $wall us, want >= 1%" ige $g $((wall / 100))
+	expect "timer storm on cpu1: cpu1 irq +$c1 us, cpu0 +$c0 us: want cpu1 the larger" igt $c1 $c0
+	expect "full 20 ms / 1 s trigger under the timer storm: ${n:-no} events, want >= 2" ige "${n:-0}" 2
+	note "timer storm ($r, trigger $(tail -1 $C/trig)): irq full +$g us in $wall us (cpu0 +$c0, cpu1 +$c1)"
+	t0=$(kit now) a=$(irq_total $f) c1=$(irq_total $d/irq cpu1)
+	r=$(taskset -c 1 irqload net 5)
+	t1=$(kit now) b=$(irq_total $f) c1=$(($(irq_total $d/irq cpu1) - c1))
+	g=$((b - a)) wall=$((t1 - t0))
+	expect "loopback traffic on cpu1 ($r): irq +$g us in $wall us, want >= 1%" ige $g $((wall / 100))
+	note "loopback traffic ($r): irq full +$g us in $wall us (cpu1 +$c1)"
+	note "$(grep '^cpu[0-9]* irq_us' /sys/kernel/debug/psi_mod/state | tr '\n' ';')"
+	ensure_unloaded && mod_load > /dev/null
+	expect "$f remains after a reload without irq=1" [ ! -e $f ]
 }
 
 # bad parameters at insmod and at runtime are refused with EINVAL
@@ -533,6 +590,7 @@ run_case thread-exec 90 case_thread_exec
 run_case store 60 case_store
 run_case pidwrap 100 case_pidwrap
 run_case percpu 60 case_percpu
+run_case irq 60 case_irq
 run_case badparams 40 case_badparams
 run_case rmmod-readers 60 case_rmmod_readers
 run_case loadunload 120 case_loadunload

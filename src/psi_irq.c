@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * psi_mod: irq pressure from the interrupt tracepoints (irq=1).
+ *
+ * The kernel's /proc/pressure/irq exists only with CONFIG_IRQ_TIME_ACCOUNTING.
+ * It has one line, full: time in which a CPU ran hard and soft interrupts
+ * while a non-idle task was its current task, time that task lost. The
+ * kernel measures each CPU's interrupt time from irq_enter() to irq_exit()
+ * and around __do_softirq() (irqtime_account_irq(); softirqs run by the
+ * CPU's ksoftirqd are that thread's own time and left out), and
+ * psi_account_irqtime() charges what accumulated since its last charge to
+ * the CPU's IRQ_FULL time at every scheduler tick, unless the idle task is
+ * current: then the time waits for a tick with a task, which gets it all.
+ *
+ * psi_mod measures the same time from the tracepoints around the handlers:
+ * irq_handler_entry/exit (each irqaction of a device interrupt),
+ * softirq_entry/exit (each softirq vector) and, on x86, the system vectors'
+ * entry/exit events (the local timer, IPIs, irq work, ...), all of those
+ * that run inside irq_enter()/irq_exit(): not the reschedule IPI, which the
+ * kernel does not count either. A hard interrupt inside a softirq is
+ * counted once, in the softirq's interval. It charges at the local timer's
+ * exit, the interrupt the tick runs in, with the kernel's rule for the idle
+ * task.
+ *
+ * The tracepoints do not see the code around the handlers: the vector
+ * entry, irq_enter()/irq_exit() themselves, the interrupt controller's
+ * acknowledgment, the flow handler, __do_softirq()'s own loop. psi_mod's
+ * irq time is lower than the kernel's by that much per interrupt
+ * (docs/accuracy.md measures it).
+ *
+ * Cost: every interrupt runs an entry and an exit probe, each reading the
+ * CPU's clock and a few per-CPU words; the tick's exit also takes the CPU's
+ * lock to charge. With irq=0 nothing is attached.
+ *
+ * Locking: the per-CPU words below are only touched on their CPU with
+ * interrupts off (hard interrupt probes run so; the softirq probes disable
+ * them), so they need no lock. The charge takes the CPU's probe lock,
+ * which every holder takes with interrupts off.
+ */
+#include <linux/interrupt.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+#include <trace/events/irq.h>
+#ifdef CONFIG_X86
+#include <asm/trace/irq_vectors.h>
+#endif
+
+#include "psi_mod.h"
+
+struct psim_irq_cpu {
+	struct psim_irq_time t;
+	/* this CPU's ksoftirqd, once seen: compared, never dereferenced */
+	struct task_struct *ksoftirqd;
+};
+
+static DEFINE_PER_CPU(struct psim_irq_cpu, psim_irq_cpu);
+
+static void psim_tp_handler_entry(void *data, int irq,
+				  struct irqaction *action)
+{
+	psim_irq_hard_entry(this_cpu_ptr(&psim_irq_cpu.t), local_clock);
+}
+
+static void psim_tp_handler_exit(void *data, int irq,
+				 struct irqaction *action, int ret)
+{
+	psim_irq_hard_exit(this_cpu_ptr(&psim_irq_cpu.t), local_clock);
+}
+
+static void __maybe_unused psim_tp_vector_entry(void *data, int vector)
+{
+	psim_irq_hard_entry(this_cpu_ptr(&psim_irq_cpu.t), local_clock);
+}
+
+static void __maybe_unused psim_tp_vector_exit(void *data, int vector)
+{
+	psim_irq_hard_exit(this_cpu_ptr(&psim_irq_cpu.t), local_clock);
+}
+
+/* The tick: charge unless the idle task is current. */
+static void __maybe_unused psim_tp_timer_exit(void *data, int vector)
+{
+	struct psim_irq_time *t = this_cpu_ptr(&psim_irq_cpu.t);
+	u64 d;
+
+	psim_irq_hard_exit(t, local_clock);
+	d = psim_irq_take(t, !current->pid);
+	if (d)
+		psim_irq_charge(smp_processor_id(), d);
+}
+
+/* Softirqs run by the CPU's ksoftirqd are that thread's time. */
+static bool psim_in_ksoftirqd(struct psim_irq_cpu *ic)
+{
+	struct task_struct *p = current;
+
+	if (!(p->flags & PF_KTHREAD))
+		return false;
+	if (ic->ksoftirqd)
+		return p == ic->ksoftirqd;
+	/* a per-CPU thread: the one running softirqs here is this CPU's */
+	if (strncmp(p->comm, "ksoftirqd/", 10))
+		return false;
+	ic->ksoftirqd = p;
+	return true;
+}
+
+static void psim_tp_softirq_entry(void *data, unsigned int vec_nr)
+{
+	struct psim_irq_cpu *ic;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	ic = this_cpu_ptr(&psim_irq_cpu);
+	if (!psim_in_ksoftirqd(ic))
+		psim_irq_soft_entry(&ic->t, local_clock);
+	local_irq_restore(flags);
+}
+
+static void psim_tp_softirq_exit(void *data, unsigned int vec_nr)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	psim_irq_soft_exit(this_cpu_ptr(&psim_irq_cpu.t), local_clock);
+	local_irq_restore(flags);
+}
+
+/*
+ * In (exit, entry) pairs, each entry attached only after its exit: an exit
+ * without its entry is ignored, an entry without its exit would leave a
+ * context open. The slots a kernel's config leaves out stay empty.
+ */
+static struct psim_probe psim_irq_probes[] = {
+	PSIM_PROBE(irq_handler_exit, psim_tp_handler_exit),
+	PSIM_PROBE(irq_handler_entry, psim_tp_handler_entry),
+	PSIM_PROBE(softirq_exit, psim_tp_softirq_exit),
+	PSIM_PROBE(softirq_entry, psim_tp_softirq_entry),
+#ifdef CONFIG_X86_LOCAL_APIC
+	PSIM_PROBE(local_timer_exit, psim_tp_timer_exit),
+	PSIM_PROBE(local_timer_entry, psim_tp_vector_entry),
+	PSIM_PROBE(spurious_apic_exit, psim_tp_vector_exit),
+	PSIM_PROBE(spurious_apic_entry, psim_tp_vector_entry),
+	PSIM_PROBE(error_apic_exit, psim_tp_vector_exit),
+	PSIM_PROBE(error_apic_entry, psim_tp_vector_entry),
+	PSIM_PROBE(x86_platform_ipi_exit, psim_tp_vector_exit),
+	PSIM_PROBE(x86_platform_ipi_entry, psim_tp_vector_entry),
+#ifdef CONFIG_IRQ_WORK
+	PSIM_PROBE(irq_work_exit, psim_tp_vector_exit),
+	PSIM_PROBE(irq_work_entry, psim_tp_vector_entry),
+#endif
+#ifdef CONFIG_SMP
+	PSIM_PROBE(call_function_exit, psim_tp_vector_exit),
+	PSIM_PROBE(call_function_entry, psim_tp_vector_entry),
+	PSIM_PROBE(call_function_single_exit, psim_tp_vector_exit),
+	PSIM_PROBE(call_function_single_entry, psim_tp_vector_entry),
+#endif
+#ifdef CONFIG_X86_MCE_THRESHOLD
+	PSIM_PROBE(threshold_apic_exit, psim_tp_vector_exit),
+	PSIM_PROBE(threshold_apic_entry, psim_tp_vector_entry),
+#endif
+#ifdef CONFIG_X86_MCE_AMD
+	PSIM_PROBE(deferred_error_apic_exit, psim_tp_vector_exit),
+	PSIM_PROBE(deferred_error_apic_entry, psim_tp_vector_entry),
+#endif
+#ifdef CONFIG_X86_THERMAL_VECTOR
+	PSIM_PROBE(thermal_apic_exit, psim_tp_vector_exit),
+	PSIM_PROBE(thermal_apic_entry, psim_tp_vector_entry),
+#endif
+#endif
+};
+
+static bool psim_irq_on;
+
+static void psim_irq_find(struct tracepoint *tp, void *priv)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(psim_irq_probes); i++)
+		if (!strcmp(tp->name, psim_irq_probes[i].name))
+			psim_irq_probes[i].tp = tp;
+}
+
+/* Attach the interrupt probes, on fresh per-CPU state. */
+void psim_irq_start(void)
+{
+	int cpu, n;
+
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(&psim_irq_cpu, cpu), 0,
+		       sizeof(struct psim_irq_cpu));
+	for_each_kernel_tracepoint(psim_irq_find, NULL);
+	n = psim_attach_optional(psim_irq_probes, ARRAY_SIZE(psim_irq_probes));
+	psim_irq_on = true;
+	pr_info("irq=1: irq pressure from %d interrupt tracepoints\n", n);
+}
+
+void psim_irq_stop(void)
+{
+	if (!psim_irq_on)
+		return;
+	psim_detach_optional(psim_irq_probes, ARRAY_SIZE(psim_irq_probes));
+	tracepoint_synchronize_unregister();
+	psim_irq_on = false;
+}
+
+/* The debug view: a CPU's counted interrupt time, its charged part. */
+void psim_irq_debug(int cpu, u64 *total, u64 *charged,
+		    unsigned long *intervals)
+{
+	struct psim_irq_time *t = &per_cpu_ptr(&psim_irq_cpu, cpu)->t;
+
+	*total = READ_ONCE(t->total);
+	*charged = READ_ONCE(t->charged);
+	*intervals = READ_ONCE(t->intervals);
+}
