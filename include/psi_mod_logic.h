@@ -670,13 +670,15 @@ static inline void psim_irqt_open(struct psim_irq_time *c,
 		c->start = clock();
 }
 
-static inline void psim_irqt_close(struct psim_irq_time *c,
+/* Returns whether the outermost context closed. */
+static inline bool psim_irqt_close(struct psim_irq_time *c,
 				   u64 (*clock)(void))
 {
-	if (!c->hard && !c->soft) {
-		c->total += clock() - c->start;
-		c->intervals++;
-	}
+	if (c->hard || c->soft)
+		return false;
+	c->total += clock() - c->start;
+	c->intervals++;
+	return true;
 }
 
 static inline void psim_irq_hard_entry(struct psim_irq_time *c,
@@ -686,13 +688,13 @@ static inline void psim_irq_hard_entry(struct psim_irq_time *c,
 	c->hard++;
 }
 
-static inline void psim_irq_hard_exit(struct psim_irq_time *c,
+static inline bool psim_irq_hard_exit(struct psim_irq_time *c,
 				      u64 (*clock)(void))
 {
 	if (!c->hard)
-		return;
+		return false;
 	c->hard--;
-	psim_irqt_close(c, clock);
+	return psim_irqt_close(c, clock);
 }
 
 static inline void psim_irq_soft_entry(struct psim_irq_time *c,
@@ -704,13 +706,13 @@ static inline void psim_irq_soft_entry(struct psim_irq_time *c,
 	c->soft = true;
 }
 
-static inline void psim_irq_soft_exit(struct psim_irq_time *c,
+static inline bool psim_irq_soft_exit(struct psim_irq_time *c,
 				      u64 (*clock)(void))
 {
 	if (!c->soft)
-		return;
+		return false;
 	c->soft = false;
-	psim_irqt_close(c, clock);
+	return psim_irqt_close(c, clock);
 }
 
 /*

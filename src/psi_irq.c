@@ -42,6 +42,7 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/string.h>
+#include <asm/byteorder.h>
 #include <linux/tracepoint.h>
 #include <trace/events/irq.h>
 #ifdef CONFIG_X86
@@ -50,10 +51,19 @@
 
 #include "psi_mod.h"
 
+/* What closed an outermost interval: docs/accuracy.md weighs them. */
+enum psim_irq_kind {
+	PSIM_IRQ_DEVICE,	/* a device interrupt's handlers */
+	PSIM_IRQ_VECTOR,	/* a system vector (the timer, IPIs) */
+	PSIM_IRQ_SOFT,		/* a softirq, and what came inside it */
+	PSIM_IRQ_NR_KINDS,
+};
+
 struct psim_irq_cpu {
 	struct psim_irq_time t;
 	/* this CPU's ksoftirqd, once seen: compared, never dereferenced */
 	struct task_struct *ksoftirqd;
+	unsigned long closed[PSIM_IRQ_NR_KINDS];
 };
 
 static DEFINE_PER_CPU(struct psim_irq_cpu, psim_irq_cpu);
@@ -67,7 +77,10 @@ static void psim_tp_handler_entry(void *data, int irq,
 static void psim_tp_handler_exit(void *data, int irq,
 				 struct irqaction *action, int ret)
 {
-	psim_irq_hard_exit(this_cpu_ptr(&psim_irq_cpu.t), local_clock);
+	struct psim_irq_cpu *ic = this_cpu_ptr(&psim_irq_cpu);
+
+	if (psim_irq_hard_exit(&ic->t, local_clock))
+		ic->closed[PSIM_IRQ_DEVICE]++;
 }
 
 static void __maybe_unused psim_tp_vector_entry(void *data, int vector)
@@ -77,19 +90,38 @@ static void __maybe_unused psim_tp_vector_entry(void *data, int vector)
 
 static void __maybe_unused psim_tp_vector_exit(void *data, int vector)
 {
-	psim_irq_hard_exit(this_cpu_ptr(&psim_irq_cpu.t), local_clock);
+	struct psim_irq_cpu *ic = this_cpu_ptr(&psim_irq_cpu);
+
+	if (psim_irq_hard_exit(&ic->t, local_clock))
+		ic->closed[PSIM_IRQ_VECTOR]++;
 }
 
 /* The tick: charge unless the idle task is current. */
 static void __maybe_unused psim_tp_timer_exit(void *data, int vector)
 {
-	struct psim_irq_time *t = this_cpu_ptr(&psim_irq_cpu.t);
+	struct psim_irq_cpu *ic = this_cpu_ptr(&psim_irq_cpu);
 	u64 d;
 
-	psim_irq_hard_exit(t, local_clock);
-	d = psim_irq_take(t, !current->pid);
+	if (psim_irq_hard_exit(&ic->t, local_clock))
+		ic->closed[PSIM_IRQ_VECTOR]++;
+	d = psim_irq_take(&ic->t, !current->pid);
 	if (d)
 		psim_irq_charge(smp_processor_id(), d);
+}
+
+/*
+ * Whether a kernel thread's name starts with "ksoftirqd/": compared as
+ * two little-endian words, no string call in a probe.
+ */
+static bool psim_ksoftirqd_comm(const char *comm)
+{
+	__le64 a;
+	__le16 b;
+
+	memcpy(&a, comm, sizeof(a));
+	memcpy(&b, comm + sizeof(a), sizeof(b));
+	return le64_to_cpu(a) == 0x71726974666f736bULL &&	/* "ksoftirq" */
+	       le16_to_cpu(b) == 0x2f64;			/* "d/" */
 }
 
 /* Softirqs run by the CPU's ksoftirqd are that thread's time. */
@@ -102,7 +134,7 @@ static bool psim_in_ksoftirqd(struct psim_irq_cpu *ic)
 	if (ic->ksoftirqd)
 		return p == ic->ksoftirqd;
 	/* a per-CPU thread: the one running softirqs here is this CPU's */
-	if (strncmp(p->comm, "ksoftirqd/", 10))
+	if (!psim_ksoftirqd_comm(p->comm))
 		return false;
 	ic->ksoftirqd = p;
 	return true;
@@ -122,10 +154,13 @@ static void psim_tp_softirq_entry(void *data, unsigned int vec_nr)
 
 static void psim_tp_softirq_exit(void *data, unsigned int vec_nr)
 {
+	struct psim_irq_cpu *ic;
 	unsigned long flags;
 
 	local_irq_save(flags);
-	psim_irq_soft_exit(this_cpu_ptr(&psim_irq_cpu.t), local_clock);
+	ic = this_cpu_ptr(&psim_irq_cpu);
+	if (psim_irq_soft_exit(&ic->t, local_clock))
+		ic->closed[PSIM_IRQ_SOFT]++;
 	local_irq_restore(flags);
 }
 
@@ -207,13 +242,19 @@ void psim_irq_stop(void)
 	psim_irq_on = false;
 }
 
-/* The debug view: a CPU's counted interrupt time, its charged part. */
+/*
+ * The debug view: a CPU's counted interrupt time, its charged part, and
+ * the intervals timed, closed by a device interrupt, a system vector, a
+ * softirq.
+ */
 void psim_irq_debug(int cpu, u64 *total, u64 *charged,
-		    unsigned long *intervals)
+		    unsigned long closed[3])
 {
-	struct psim_irq_time *t = &per_cpu_ptr(&psim_irq_cpu, cpu)->t;
+	struct psim_irq_cpu *ic = per_cpu_ptr(&psim_irq_cpu, cpu);
+	int i;
 
-	*total = READ_ONCE(t->total);
-	*charged = READ_ONCE(t->charged);
-	*intervals = READ_ONCE(t->intervals);
+	*total = READ_ONCE(ic->t.total);
+	*charged = READ_ONCE(ic->t.charged);
+	for (i = 0; i < PSIM_IRQ_NR_KINDS; i++)
+		closed[i] = READ_ONCE(ic->closed[i]);
 }

@@ -229,15 +229,18 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 			   d.st.underflows, d.relocations, d.dead_kprobe,
 			   d.dead_callback);
 	}
-	/* irq=1: each CPU's interrupt time seen, its part charged (us) */
+	/*
+	 * irq=1: each CPU's interrupt time seen, its part charged (us), the
+	 * intervals timed by what closed them
+	 */
 	for_each_possible_cpu(cpu) {
-		unsigned long n;
+		unsigned long n[3];
 		u64 total, charged;
 
-		psim_irq_debug(cpu, &total, &charged, &n);
-		seq_printf(m, "cpu%d irq_us=%llu irq_charged_us=%llu irq_intervals=%lu\n",
+		psim_irq_debug(cpu, &total, &charged, n);
+		seq_printf(m, "cpu%d irq_us=%llu irq_charged_us=%llu irq_device=%lu irq_vector=%lu irq_soft=%lu\n",
 			   cpu, div_u64(total, NSEC_PER_USEC),
-			   div_u64(charged, NSEC_PER_USEC), n);
+			   div_u64(charged, NSEC_PER_USEC), n[0], n[1], n[2]);
 	}
 	/* where the task words are: psi_flags, or a table of this many pids */
 	seq_printf(m, "task_table %u\n", psim_store_table_size());

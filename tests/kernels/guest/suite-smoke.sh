@@ -2,7 +2,7 @@
 # kernel has PSI. The module loads, 4 spinners on 2 vCPUs give cpu pressure,
 # O_DIRECT reads give io pressure, it unloads leaving nothing, dmesg is clean.
 # tests/kernels/run.sh adds this file to the harness's initramfs.
-CASES="load store spin io unload dmesg"
+CASES="load store spin io irq unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -24,6 +24,21 @@ case_smoke_load() {
 	note "psi_mod dmesg: $(dmesg | grep psi_mod | sed 's/^\[[^]]*\] //' | head -3 | tr '\n' '|')"
 }
 
+# irq=1: the irq file, growing under a 50 us interval timer on a spinner
+# (the interrupt tracepoints this kernel has: dmesg says how many)
+case_smoke_irq() {
+	local f=$PSI_DIR/irq r a t0 g wall
+	ensure_unloaded || { bad "cannot unload the module first"; return; }
+	r=$(mod_load irq=1)
+	expect "insmod irq=1: $r" [ "$r" = ok ]
+	expect_irq_file $f
+	t0=$(kit now) a=$(irq_total $f)
+	r=$(taskset -c 1 irqload timer 4 50)
+	g=$(($(irq_total $f) - a)) wall=$(($(kit now) - t0))
+	expect "timer storm: irq +$g us in $wall us, want >= 1%" ige $g $((wall / 100))
+	note "timer storm ($r): irq full +$g us in $wall us; $(dmesg | grep -o 'irq=1: .*' | tail -1)"
+}
+
 # rmmod: the module and its files are gone, no underflow was reported.
 case_unload() {
 	local r m rc
@@ -42,6 +57,7 @@ run_case load 20 case_smoke_load
 run_case store 60 case_store
 run_case spin 40 case_spin
 run_case io 30 case_io
+run_case irq 30 case_smoke_irq
 run_case unload 20 case_unload
 run_case dmesg 20 case_dmesg
 suite_end

@@ -491,3 +491,20 @@ root-opened-unpriv-write-1s ok"
 # poll on a descriptor with a trigger and nothing to report sleeps (no
 # EPOLLERR); the three wait styles see an event under a stall.
 trig_debug() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print }' /sys/kernel/debug/psi_mod/state; }
+
+# --- irq pressure (irq=1)
+# interrupt time psi_mod has seen, all CPUs (us): it stands still unless
+# the interrupt probes are attached
+irq_us() { awk '$2 ~ /^irq_us=/ { sub("irq_us=", "", $2); s += $2 } END { print s + 0 }' /sys/kernel/debug/psi_mod/state; }
+# irq_total FILE [CPU]: the total of the full line (of CPU's, per-CPU file)
+irq_total() { awk -v c="${2:-full}" '$1 == c && / total=/ { sub(/.*total=/, ""); print }' "$1"; }
+# expect_irq_file FILE: one full line in the kernel's format, and a some
+# trigger refused with EINVAL, as the kernel's irq file does
+expect_irq_file() {
+	local f=$1 l r
+	l=$(wc -l < $f)
+	r=$(grep -Ev "$PSI_RE" $f; grep -v '^full ' $f)
+	expect "$f: $l lines, want 1, the full line in the kernel's format: '$r'" eval '[ "$l" = 1 ] && [ -z "$r" ]'
+	r=$(kit write $f "some 50000 1000000")
+	expect "some trigger on $f: '$r', want EINVAL" [ "${r%% *}" = EINVAL ]
+}
