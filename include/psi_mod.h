@@ -153,7 +153,7 @@ static inline void psim_poll_kick(u32 mask)
 void psim_irq_start(void);
 void psim_irq_stop(void);
 void psim_irq_debug(int cpu, u64 *total, u64 *charged,
-		    unsigned long closed[3]);
+		    unsigned long closed[3], u64 time[3]);
 
 /* psi_proc.c */
 int psim_proc_create(const char *dir, bool percpu, bool irq);

@@ -64,7 +64,18 @@ struct psim_irq_cpu {
 	/* this CPU's ksoftirqd, once seen: compared, never dereferenced */
 	struct task_struct *ksoftirqd;
 	unsigned long closed[PSIM_IRQ_NR_KINDS];
+	u64 time[PSIM_IRQ_NR_KINDS];	/* ns of the intervals they closed */
 };
+
+/* After an exit: count what closed the outermost interval, and its time. */
+static inline void psim_irq_closed(struct psim_irq_cpu *ic, bool closed,
+				   u64 before, enum psim_irq_kind kind)
+{
+	if (closed) {
+		ic->closed[kind]++;
+		ic->time[kind] += ic->t.total - before;
+	}
+}
 
 static DEFINE_PER_CPU(struct psim_irq_cpu, psim_irq_cpu);
 
@@ -78,9 +89,10 @@ static void psim_tp_handler_exit(void *data, int irq,
 				 struct irqaction *action, int ret)
 {
 	struct psim_irq_cpu *ic = this_cpu_ptr(&psim_irq_cpu);
+	u64 before = ic->t.total;
 
-	if (psim_irq_hard_exit(&ic->t, local_clock))
-		ic->closed[PSIM_IRQ_DEVICE]++;
+	psim_irq_closed(ic, psim_irq_hard_exit(&ic->t, local_clock), before,
+			PSIM_IRQ_DEVICE);
 }
 
 static void __maybe_unused psim_tp_vector_entry(void *data, int vector)
@@ -91,19 +103,20 @@ static void __maybe_unused psim_tp_vector_entry(void *data, int vector)
 static void __maybe_unused psim_tp_vector_exit(void *data, int vector)
 {
 	struct psim_irq_cpu *ic = this_cpu_ptr(&psim_irq_cpu);
+	u64 before = ic->t.total;
 
-	if (psim_irq_hard_exit(&ic->t, local_clock))
-		ic->closed[PSIM_IRQ_VECTOR]++;
+	psim_irq_closed(ic, psim_irq_hard_exit(&ic->t, local_clock), before,
+			PSIM_IRQ_VECTOR);
 }
 
 /* The tick: charge unless the idle task is current. */
 static void __maybe_unused psim_tp_timer_exit(void *data, int vector)
 {
 	struct psim_irq_cpu *ic = this_cpu_ptr(&psim_irq_cpu);
-	u64 d;
+	u64 before = ic->t.total, d;
 
-	if (psim_irq_hard_exit(&ic->t, local_clock))
-		ic->closed[PSIM_IRQ_VECTOR]++;
+	psim_irq_closed(ic, psim_irq_hard_exit(&ic->t, local_clock), before,
+			PSIM_IRQ_VECTOR);
 	d = psim_irq_take(&ic->t, !current->pid);
 	if (d)
 		psim_irq_charge(smp_processor_id(), d);
@@ -157,10 +170,13 @@ static void psim_tp_softirq_exit(void *data, unsigned int vec_nr)
 	struct psim_irq_cpu *ic;
 	unsigned long flags;
 
+	u64 before;
+
 	local_irq_save(flags);
 	ic = this_cpu_ptr(&psim_irq_cpu);
-	if (psim_irq_soft_exit(&ic->t, local_clock))
-		ic->closed[PSIM_IRQ_SOFT]++;
+	before = ic->t.total;
+	psim_irq_closed(ic, psim_irq_soft_exit(&ic->t, local_clock), before,
+			PSIM_IRQ_SOFT);
 	local_irq_restore(flags);
 }
 
@@ -244,17 +260,19 @@ void psim_irq_stop(void)
 
 /*
  * The debug view: a CPU's counted interrupt time, its charged part, and
- * the intervals timed, closed by a device interrupt, a system vector, a
- * softirq.
+ * the intervals timed and their time by what closed them: a device
+ * interrupt, a system vector, a softirq.
  */
 void psim_irq_debug(int cpu, u64 *total, u64 *charged,
-		    unsigned long closed[3])
+		    unsigned long closed[3], u64 time[3])
 {
 	struct psim_irq_cpu *ic = per_cpu_ptr(&psim_irq_cpu, cpu);
 	int i;
 
 	*total = READ_ONCE(ic->t.total);
 	*charged = READ_ONCE(ic->t.charged);
-	for (i = 0; i < PSIM_IRQ_NR_KINDS; i++)
+	for (i = 0; i < PSIM_IRQ_NR_KINDS; i++) {
 		closed[i] = READ_ONCE(ic->closed[i]);
+		time[i] = READ_ONCE(ic->time[i]);
+	}
 }

@@ -235,12 +235,15 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 	 */
 	for_each_possible_cpu(cpu) {
 		unsigned long n[3];
-		u64 total, charged;
+		u64 total, charged, t[3];
 
-		psim_irq_debug(cpu, &total, &charged, n);
-		seq_printf(m, "cpu%d irq_us=%llu irq_charged_us=%llu irq_device=%lu irq_vector=%lu irq_soft=%lu\n",
+		psim_irq_debug(cpu, &total, &charged, n, t);
+		seq_printf(m, "cpu%d irq_us=%llu irq_charged_us=%llu irq_device=%lu irq_vector=%lu irq_soft=%lu irq_device_us=%llu irq_vector_us=%llu irq_soft_us=%llu\n",
 			   cpu, div_u64(total, NSEC_PER_USEC),
-			   div_u64(charged, NSEC_PER_USEC), n[0], n[1], n[2]);
+			   div_u64(charged, NSEC_PER_USEC), n[0], n[1], n[2],
+			   div_u64(t[0], NSEC_PER_USEC),
+			   div_u64(t[1], NSEC_PER_USEC),
+			   div_u64(t[2], NSEC_PER_USEC));
 	}
 	/* where the task words are: psi_flags, or a table of this many pids */
 	seq_printf(m, "task_table %u\n", psim_store_table_size());

@@ -9,7 +9,7 @@
 #   default: the ones CI runs (DEFAULT_SUITES below); tests/README.md says
 #   what each proves, how long it takes and what its full variant is.
 set -uo pipefail
-DEFAULT_SUITES="lint unit vm compare reliability kernels system bench"
+DEFAULT_SUITES="lint unit vm compare reliability kernels system bench irqcost"
 kdir=$1
 shift
 suites=("$@")
@@ -45,6 +45,7 @@ for s in "${suites[@]}"; do
 	kernels) run_suite kernels tests/kernels/run.sh --smoke ;;
 	system) run_suite system tests/system/run.sh ;;
 	bench) run_suite bench bench/run.sh --smoke ;;
+	irqcost) run_suite irqcost bench/irq.sh ;;
 	*) echo "FAIL $s: unknown suite" | tee -a "$log" ;;
 	esac
 done

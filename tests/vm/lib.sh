@@ -142,7 +142,11 @@ qemu_cmd() {
 	# for tests/lib/int3watch.py to name a hung vCPU's site (Debian's stock
 	# image ships a placeholder map: then the address)
 	QEMU_SYSMAP=$(dirname "$(kernel_image "$kver")")/System.map-$kver
-	QEMU_ARGV=(qemu-system-x86_64 -accel "$accel" -smp 2 -m "${PSI_VM_MEM:-512M}"
+	# PSI_VM_SMP and PSI_VM_QEMU_ARGS (extra words, e.g. -icount): for the
+	# irq probes' cost (bench/irq.sh)
+	# shellcheck disable=SC2206
+	QEMU_ARGV=(qemu-system-x86_64 -accel "$accel" -smp "${PSI_VM_SMP:-2}" -m "${PSI_VM_MEM:-512M}"
+		${PSI_VM_QEMU_ARGS:-}
 		-nographic -no-reboot
 		-kernel "$(kernel_image "$kver")" -initrd "$initrd"
 		-drive "file=$disk,format=raw,if=virtio,cache=${PSI_VM_DISK_CACHE:-none}"

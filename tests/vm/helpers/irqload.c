@@ -4,7 +4,9 @@
 //   irqload timer SECONDS USEC   spin for SECONDS with an interval timer
 //                                (ITIMER_REAL) every USEC microseconds: each
 //                                expiry is a local timer interrupt taken
-//                                while this task runs; prints "signals N"
+//                                while this task runs; prints "signals N
+//                                loops L" (L: iterations of the spin loop,
+//                                what the task got done)
 //   irqload net SECONDS          UDP datagrams over the loopback device, as
 //                                fast as one sender can, to a receiver
 //                                thread: each send runs the network receive
@@ -49,7 +51,8 @@ static void on_alarm(int sig)
 
 static int timer_load(double secs, long usec)
 {
-	struct itimerval it = { { 0, usec }, { 0, usec } };
+	struct timeval tv = { usec / 1000000, usec % 1000000 };
+	struct itimerval it = { tv, tv };
 	struct sigaction sa;
 	volatile unsigned long x = 0;
 	double end = now() + secs;
@@ -65,7 +68,7 @@ static int timer_load(double secs, long usec)
 		x++;
 	memset(&it, 0, sizeof(it));
 	setitimer(ITIMER_REAL, &it, NULL);
-	printf("signals %ld\n", (long)signals);
+	printf("signals %ld loops %lu\n", (long)signals, (unsigned long)x);
 	return 0;
 }
 
