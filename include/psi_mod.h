@@ -28,6 +28,7 @@ struct psim_probe {
 	bool attached;
 };
 
+void psim_probes_lookup(struct psim_probe *probes, int n);
 int psim_attach_optional(struct psim_probe *probes, int n);
 void psim_detach_optional(struct psim_probe *probes, int n);
 void psim_irq_charge(int cpu, u64 delta);

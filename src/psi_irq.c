@@ -226,15 +226,6 @@ static struct psim_probe psim_irq_probes[] = {
 
 static bool psim_irq_on;
 
-static void psim_irq_find(struct tracepoint *tp, void *priv)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(psim_irq_probes); i++)
-		if (!strcmp(tp->name, psim_irq_probes[i].name))
-			psim_irq_probes[i].tp = tp;
-}
-
 /* Attach the interrupt probes, on fresh per-CPU state. */
 void psim_irq_start(void)
 {
@@ -243,7 +234,7 @@ void psim_irq_start(void)
 	for_each_possible_cpu(cpu)
 		memset(per_cpu_ptr(&psim_irq_cpu, cpu), 0,
 		       sizeof(struct psim_irq_cpu));
-	for_each_kernel_tracepoint(psim_irq_find, NULL);
+	psim_probes_lookup(psim_irq_probes, ARRAY_SIZE(psim_irq_probes));
 	n = psim_attach_optional(psim_irq_probes, ARRAY_SIZE(psim_irq_probes));
 	psim_irq_on = true;
 	pr_info("irq=1: irq pressure from %d interrupt tracepoints\n", n);

@@ -843,16 +843,27 @@ static bool psim_krp_xtids_attached;
 static struct kprobe psim_kp_dead;
 static bool psim_kp_dead_attached;
 
+struct psim_probe_table {
+	struct psim_probe *probes;
+	int n;
+};
+
 static void psim_find_tracepoint(struct tracepoint *tp, void *priv)
 {
+	struct psim_probe_table *t = priv;
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(psim_sched_probes); i++)
-		if (!strcmp(tp->name, psim_sched_probes[i].name))
-			psim_sched_probes[i].tp = tp;
-	for (i = 0; i < ARRAY_SIZE(psim_memstall_probes); i++)
-		if (!strcmp(tp->name, psim_memstall_probes[i].name))
-			psim_memstall_probes[i].tp = tp;
+	for (i = 0; i < t->n; i++)
+		if (!strcmp(tp->name, t->probes[i].name))
+			t->probes[i].tp = tp;
+}
+
+/* Fill in each probe's tracepoint, found by name (they are not exported). */
+void psim_probes_lookup(struct psim_probe *probes, int n)
+{
+	struct psim_probe_table t = { probes, n };
+
+	for_each_kernel_tracepoint(psim_find_tracepoint, &t);
 }
 
 /* At module load: every scheduler tracepoint must exist. */
@@ -860,7 +871,9 @@ int psim_probes_find(void)
 {
 	int i;
 
-	for_each_kernel_tracepoint(psim_find_tracepoint, NULL);
+	psim_probes_lookup(psim_sched_probes, ARRAY_SIZE(psim_sched_probes));
+	psim_probes_lookup(psim_memstall_probes,
+			   ARRAY_SIZE(psim_memstall_probes));
 	for (i = 0; i < ARRAY_SIZE(psim_sched_probes); i++) {
 		if (!psim_sched_probes[i].tp) {
 			pr_err("tracepoint %s not found\n",

@@ -23,22 +23,11 @@ fi
 kver=$(ls "$kdir" 2>/dev/null | sed -n 's/^linux-image-\(.*-psimod-irq\)_.*\.deb$/\1/p' | sort -V | tail -1)
 [ -n "$kver" ] || die "no linux-image-*-psimod-irq deb in $kdir (tests/kernels/build-irq.sh makes one)"
 root=$PSI_VM_BUILD/irqroot
-if [ ! -f "$root/boot/vmlinuz-$kver" ] || [ ! -d "$root/usr/src/linux-headers-$kver" ]; then
-	rm -rf "$root"
-	mkdir -p "$root"
-	for p in image headers; do
-		dpkg -x "$kdir/linux-$p-${kver}_"*_amd64.deb "$root" || die "dpkg -x linux-$p-$kver failed"
-	done
-fi
+unpack_kernel "$kdir" "$kver" "$root"
 grep -q '^CONFIG_IRQ_TIME_ACCOUNTING=y' "$root/boot/config-$kver" || die "$kver is not built with CONFIG_IRQ_TIME_ACCOUNTING"
-# the module, built in a copy (the work tree may be building for another kernel)
-d=$PSI_VM_BUILD/mod-$kver
-rm -rf "$d"
-mkdir -p "$d"
-cp -r "$repo/Kbuild" "$repo/dkms.conf" "$repo/src" "$repo/include" "$d/"
-make -C "$root/usr/src/linux-headers-$kver" M="$d" modules >&2 || die "module build against $kver failed"
+ko=$(build_copy "$root/usr/src/linux-headers-$kver" "$kver") || die "module build against $kver failed"
 export KVER=$kver PSI_VM_KERNEL=$root/boot/vmlinuz-$kver PSI_VM_MODDIR=$root/lib/modules/$kver
-export PSI_MOD_KO=$d/psi_mod.ko
+export PSI_MOD_KO=$ko
 # The kernel times interrupts only while it trusts the TSC: TCG's virtual
 # CPU has no constant_tsc, so on two CPUs the kernel marks it unstable at
 # boot and turns its interrupt time accounting off (mark_tsc_unstable():

@@ -49,6 +49,33 @@ kernel_hz() {
 }
 module_dir() { echo "${PSI_VM_MODDIR:-/lib/modules/$1}"; }
 
+# Build psi_mod.ko from a copy of the sources in the build dir and print
+# its path: other builds may run in the repo root at the same time, and two
+# kbuilds of the same tree race on the same object files.
+build_copy() {	# KDIR KVER
+	local kdir=$1 kver=$2 d
+	mkdir -p "$PSI_VM_BUILD"
+	d=$(cd "$PSI_VM_BUILD" && pwd)/mod-$2	# kbuild M= needs an absolute path
+	rm -rf "$d"
+	mkdir -p "$d"
+	cp -r "$PSI_REPO/Kbuild" "$PSI_REPO/dkms.conf" "$PSI_REPO/src" "$PSI_REPO/include" "$d/"
+	make -C "$kdir" M="$d" modules >&2 || return 1
+	[ "$(modinfo -F vermagic "$d/psi_mod.ko" | cut -d' ' -f1)" = "$kver" ] || return 1
+	echo "$d/psi_mod.ko"
+}
+
+# A test kernel's image and headers .debs under ROOT (dpkg -x, no install),
+# once: unpack_kernel DEBDIR KVER ROOT
+unpack_kernel() {
+	local debs=$1 kver=$2 root=$3 p
+	[ -f "$root/boot/vmlinuz-$kver" ] && [ -d "$root/usr/src/linux-headers-$kver" ] && return 0
+	rm -rf "$root"
+	mkdir -p "$root"
+	for p in image headers; do
+		dpkg -x "$debs/linux-$p-${kver}_"*_amd64.deb "$root" || die "dpkg -x linux-$p-$kver failed"
+	done
+}
+
 # Build psi_mod.ko for $1 with the repo's `make module` and print its path.
 build_module() {
 	local kver=$1 kdir

@@ -49,24 +49,11 @@ case "${1:---short}" in
 *) echo "usage: $0 [--short|--full|--debug|--debug-short|--debug-vm] [run.sh options, e.g. --cases a,b]" >&2; exit 2 ;;
 esac
 [ $# = 0 ] || shift
-. "$repo/tests/lib/host.sh"
+. "$here/lib.sh"
 # a setup error (die) is the lane's one FAIL line; run.sh reports the rest
 results_guard reliability/setup "reliability.sh stopped before the boot"
 mkdir -p "$PSI_VM_BUILD"
 PSI_VM_BUILD=$(cd "$PSI_VM_BUILD" && pwd)	# kbuild M= needs an absolute path
-
-# Build psi_mod.ko from a copy of the sources in the build dir: other builds
-# may run in the repo root at the same time, and two kbuilds of the same
-# tree race on the same object files.
-build_copy() {	# KDIR KVER -> path of the .ko
-	local kdir=$1 kver=$2 d=$PSI_VM_BUILD/mod-$2
-	rm -rf "$d"
-	mkdir -p "$d"
-	cp -r "$repo/Kbuild" "$repo/dkms.conf" "$repo/src" "$repo/include" "$d/"
-	make -C "$kdir" M="$d" modules >&2 || return 1
-	[ "$(modinfo -F vermagic "$d/psi_mod.ko" | cut -d' ' -f1)" = "$kver" ] || return 1
-	echo "$d/psi_mod.ko"
-}
 
 if [ $mode = debug ]; then
 	shared=${PSI_SHARED_KERNELS:-$repo/../shared/kernels}
@@ -74,14 +61,7 @@ if [ $mode = debug ]; then
 	kver=${RELI_DEBUG_KVER:-$(ls "$shared" 2>/dev/null | sed -n 's/^linux-image-\(.*-psimod-debug\)_.*\.deb$/\1/p' | sort -V | tail -1)}
 	[ -n "$kver" ] || die "no linux-image-*-psimod-debug deb in $shared"
 	root=$PSI_VM_BUILD/debugroot
-	# unpack once (dpkg -x, no install): the image and the headers
-	if [ ! -f "$root/boot/vmlinuz-$kver" ] || [ ! -d "$root/usr/src/linux-headers-$kver" ]; then
-		rm -rf "$root"
-		mkdir -p "$root"
-		for p in image headers; do
-			dpkg -x "$shared/linux-$p-${kver}_"*_amd64.deb "$root" || die "dpkg -x linux-$p-$kver failed"
-		done
-	fi
+	unpack_kernel "$shared" "$kver" "$root"
 	ko=$(build_copy "$root/usr/src/linux-headers-$kver" "$kver") || die "module build against $kver headers failed"
 	export KVER=$kver PSI_VM_KERNEL=$root/boot/vmlinuz-$kver PSI_VM_MODDIR=$root/lib/modules/$kver
 	export PSI_MOD_KO=$ko PSI_VM_MEM=${PSI_VM_MEM:-1G}
@@ -90,7 +70,6 @@ if [ $mode = debug ]; then
 	suite=reliability-debug
 	[ $vm = 0 ] || suite=psi0,psi1
 else
-	. "$here/lib.sh"
 	kver=$(find_kver)
 	ko=$(build_copy "/lib/modules/$kver/build" "$kver") || die "module build against $kver failed"
 	export KVER=$kver PSI_MOD_KO=$ko
