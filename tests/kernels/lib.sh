@@ -49,8 +49,14 @@ boot() {
 	if [ "$k" = debug ] && [ "$s" != smoke ]; then
 		xa=" psitest.limitx=4" mem=${PSI_VM_MEM:-1G}
 	fi
+	# One host thread for both vCPUs on every kernel here, as on
+	# PREEMPT_RT: QEMU's multi-threaded TCG can run a stale translation of
+	# the int3 that text_poke_bp() puts in a patch site while the load
+	# flips the tracepoints' static keys, an Oops on 6.12 and 6.12-rt
+	# (docs/reliability.md, "The TCG int3 hang"). PSI_MOD_ACCEL overrides.
 	PSI_VM_KERNEL=$IMAGE
-	PSI_VM_MEM=$mem qemu_cmd "$KVER" "$initrd" "$(make_disk)" "$psi" "psitest.suite=$s$xa" "$res"
+	PSI_MOD_ACCEL=${PSI_MOD_ACCEL:-tcg,thread=single} \
+		PSI_VM_MEM=$mem qemu_cmd "$KVER" "$initrd" "$(make_disk)" "$psi" "psitest.suite=$s$xa" "$res"
 	unset PSI_VM_KERNEL
 	log "$k: booting suite $s (${QEMU_ARGV[2]}, timeout ${limit}s), log $logf"
 	run_qemu "$k" "$limit" "$logf"
