@@ -153,8 +153,10 @@ static inline void psim_poll_kick(u32 mask)
 /* psi_irq.c */
 void psim_irq_start(void);
 void psim_irq_stop(void);
+#define PSIM_IRQ_DEBUG_KINDS	4	/* device, vector, softirq, nested */
 void psim_irq_debug(int cpu, u64 *total, u64 *charged,
-		    unsigned long closed[3], u64 time[3]);
+		    unsigned long n[PSIM_IRQ_DEBUG_KINDS],
+		    u64 time[PSIM_IRQ_DEBUG_KINDS]);
 
 /* psi_proc.c */
 int psim_proc_create(const char *dir, bool percpu, bool irq);

@@ -652,7 +652,9 @@ static inline u64 psim_update_averages(struct psim_group *g, u64 now)
  * (psi_irq.c). A hard interrupt can come inside a softirq, never the
  * other way round; the outermost context is timed, once. An exit whose
  * entry was not seen (it came before the probes were attached) is ignored.
- * @clock is read only where a context opens or closes the outermost one.
+ * @clock is read where a context opens or closes the outermost one, and
+ * around a hard interrupt inside a softirq: that time is also kept apart
+ * (nested), as the kernel counts it as hard interrupt time, not softirq.
  */
 struct psim_irq_time {
 	u64 start;		/* of the outermost context open */
@@ -661,6 +663,9 @@ struct psim_irq_time {
 	unsigned int hard;	/* hard interrupt contexts open */
 	bool soft;		/* a counted softirq is open */
 	unsigned long intervals;	/* outermost contexts timed */
+	u64 nested_start;	/* of the hard interrupt inside a softirq */
+	u64 nested;		/* ns of hard interrupts inside softirqs */
+	unsigned long nested_n;	/* and how many */
 };
 
 static inline void psim_irqt_open(struct psim_irq_time *c,
@@ -684,6 +689,8 @@ static inline bool psim_irqt_close(struct psim_irq_time *c,
 static inline void psim_irq_hard_entry(struct psim_irq_time *c,
 				       u64 (*clock)(void))
 {
+	if (c->soft && !c->hard)
+		c->nested_start = clock();
 	psim_irqt_open(c, clock);
 	c->hard++;
 }
@@ -694,6 +701,10 @@ static inline bool psim_irq_hard_exit(struct psim_irq_time *c,
 	if (!c->hard)
 		return false;
 	c->hard--;
+	if (c->soft && !c->hard) {
+		c->nested += clock() - c->nested_start;
+		c->nested_n++;
+	}
 	return psim_irqt_close(c, clock);
 }
 

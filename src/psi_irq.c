@@ -252,18 +252,23 @@ void psim_irq_stop(void)
 /*
  * The debug view: a CPU's counted interrupt time, its charged part, and
  * the intervals timed and their time by what closed them: a device
- * interrupt, a system vector, a softirq.
+ * interrupt, a system vector, a softirq; last the hard interrupts inside
+ * softirqs (part of the softirqs' time).
  */
 void psim_irq_debug(int cpu, u64 *total, u64 *charged,
-		    unsigned long closed[3], u64 time[3])
+		    unsigned long n[PSIM_IRQ_DEBUG_KINDS],
+		    u64 time[PSIM_IRQ_DEBUG_KINDS])
 {
 	struct psim_irq_cpu *ic = per_cpu_ptr(&psim_irq_cpu, cpu);
 	int i;
 
+	BUILD_BUG_ON(PSIM_IRQ_NR_KINDS + 1 != PSIM_IRQ_DEBUG_KINDS);
 	*total = READ_ONCE(ic->t.total);
 	*charged = READ_ONCE(ic->t.charged);
 	for (i = 0; i < PSIM_IRQ_NR_KINDS; i++) {
-		closed[i] = READ_ONCE(ic->closed[i]);
+		n[i] = READ_ONCE(ic->closed[i]);
 		time[i] = READ_ONCE(ic->time[i]);
 	}
+	n[i] = READ_ONCE(ic->t.nested_n);
+	time[i] = READ_ONCE(ic->t.nested);
 }

@@ -89,7 +89,7 @@ static int psim_percpu_open(struct inode *inode, struct file *file)
 static ssize_t psim_percpu_write(struct file *file, const char __user *buf,
 				 size_t nbytes, loff_t *ppos)
 {
-	pr_warn_once("the per-CPU files take no triggers; write them to <proc_dir>/{cpu,io,memory}\n");
+	pr_warn_once("the per-CPU files take no triggers; write them to the system-wide files in <proc_dir>\n");
 	return -EINVAL;
 }
 
@@ -231,19 +231,21 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 	}
 	/*
 	 * irq=1: each CPU's interrupt time seen, its part charged (us), the
-	 * intervals timed by what closed them
+	 * intervals timed by what closed them and their time, and the hard
+	 * interrupts inside softirqs (within the softirqs' time)
 	 */
 	for_each_possible_cpu(cpu) {
-		unsigned long n[3];
-		u64 total, charged, t[3];
+		unsigned long n[PSIM_IRQ_DEBUG_KINDS];
+		u64 total, charged, t[PSIM_IRQ_DEBUG_KINDS];
 
 		psim_irq_debug(cpu, &total, &charged, n, t);
-		seq_printf(m, "cpu%d irq_us=%llu irq_charged_us=%llu irq_device=%lu irq_vector=%lu irq_soft=%lu irq_device_us=%llu irq_vector_us=%llu irq_soft_us=%llu\n",
+		seq_printf(m, "cpu%d irq_us=%llu irq_charged_us=%llu irq_device=%lu irq_vector=%lu irq_soft=%lu irq_device_us=%llu irq_vector_us=%llu irq_soft_us=%llu irq_nested=%lu irq_nested_us=%llu\n",
 			   cpu, div_u64(total, NSEC_PER_USEC),
 			   div_u64(charged, NSEC_PER_USEC), n[0], n[1], n[2],
 			   div_u64(t[0], NSEC_PER_USEC),
 			   div_u64(t[1], NSEC_PER_USEC),
-			   div_u64(t[2], NSEC_PER_USEC));
+			   div_u64(t[2], NSEC_PER_USEC), n[3],
+			   div_u64(t[3], NSEC_PER_USEC));
 	}
 	/* where the task words are: psi_flags, or a table of this many pids */
 	seq_printf(m, "task_table %u\n", psim_store_table_size());

@@ -48,8 +48,13 @@ static void irq_nested(void)
 	psim_irq_soft_exit(&c, clock_now);
 	TU_EQ(c.total, 300);
 	TU_EQ(c.intervals, 1);
-	/* the clock is read only at the outermost open and close */
-	TU_EQ(reads, 2);
+	/* the nested hard interrupt's time kept apart */
+	TU_EQ(c.nested, 20);
+	TU_EQ(c.nested_n, 1);
+	/* the clock is read at the outermost open and close, and around
+	 * the nested one
+	 */
+	TU_EQ(reads, 4);
 	/* then a softirq after a hard interrupt's exit (irq_exit()) */
 	now = 500;
 	psim_irq_hard_entry(&c, clock_now);
@@ -60,6 +65,7 @@ static void irq_nested(void)
 	psim_irq_soft_exit(&c, clock_now);
 	TU_EQ(c.total, 340);
 	TU_EQ(c.intervals, 3);
+	TU_EQ(c.nested_n, 1);
 }
 
 /* Exits whose entries came before the probes were attached. */

@@ -13,10 +13,11 @@ M=/proc/psi_mod
 PSI_DIR=$M
 
 # psi_mod's intervals timed, all CPUs, by what closed them, and their
-# time (us): "device vector soft device_us vector_us soft_us"
+# time (us), then the hard interrupts inside softirqs and their time:
+# "device vector soft device_us vector_us soft_us nested nested_us"
 intervals() {
-	awk '$2 ~ /^irq_us=/ { for (i = 4; i <= 9; i++) { split($i, a, "="); n[i] += a[2] } }
-		END { print n[4] + 0, n[5] + 0, n[6] + 0, n[7] + 0, n[8] + 0, n[9] + 0 }' /sys/kernel/debug/psi_mod/state
+	awk '$2 ~ /^irq_us=/ { for (i = 4; i <= 11; i++) { split($i, a, "="); n[i] += a[2] } }
+		END { for (i = 4; i <= 11; i++) printf "%d ", n[i]; print "" }' /sys/kernel/debug/psi_mod/state
 }
 # the kernel's own hard and soft interrupt time, all CPUs, from /proc/stat
 # (USER_HZ ticks, 100 a second on x86, converted to us): "hard_us soft_us"
@@ -40,7 +41,7 @@ case_sbs_irq_load() {
 # totals over SECONDS, then wait for it; the verdict against the accuracy
 # target (2% + 10 ms per 10 s), the difference per interrupt interval
 irq_window() {
-	local secs=$1 dk dm wall n0 n1 s0 s1 v per nd nv ns kh ks mh ms; shift
+	local secs=$1 dk dm wall n0 n1 s0 s1 v per nd nv ns nn kh ks mh ms; shift
 	"$@" > $C/load 2>&1 &
 	sleep 1
 	n0=$(intervals) s0=$(stat_irq)
@@ -52,14 +53,16 @@ irq_window() {
 	wall=$(($(snap_t $C/b) - $(snap_t $C/a)))
 	dk=$(snap_delta $C/a $C/b $K/irq full) dm=$(snap_delta $C/a $C/b $M/irq full)
 	v=$(total_verdict "$dk" "$dm" "$wall")
+	# psi_mod's hard time as the kernel counts it: device, vector and the
+	# hard interrupts inside softirqs; its softirq time without those
 	set -- $n0 $n1
-	nd=$(($7 - $1)) nv=$(($8 - $2)) ns=$(($9 - $3))
-	mh=$((${10} - $4 + ${11} - $5)) ms=$((${12} - $6))
+	nd=$((${9} - $1)) nv=$((${10} - $2)) ns=$((${11} - $3)) nn=$((${15} - $7))
+	mh=$((${12} - $4 + ${13} - $5 + ${16} - $8)) ms=$((${14} - $6 - (${16} - $8)))
 	set -- $s0 $s1
 	kh=$(($3 - $1)) ks=$(($4 - $2))
 	per=$(awk -v k="$dk" -v m="$dm" -v n=$((nd + nv + ns)) 'BEGIN { if (n > 0) printf "%.2f", (k - m) / n; else print "n/a" }')
 	IRQ_DK=$dk IRQ_DM=$dm IRQ_VERDICT=${v%% *} IRQ_WALL=$wall
-	note "irq full kernel +${dk}us psi_mod +${dm}us ($(awk -v k="$dk" -v m="$dm" 'BEGIN { if (k > 0) printf "%+.1f%%", 100 * (m - k) / k; else print "n/a" }'), target +-${v#* }us: ${v%% *}) in ${wall}us; psi_mod intervals device $nd vector $nv soft $ns, kernel - psi_mod per interval ${per}us; hard irq (kernel /proc/stat, psi_mod device+vector) +${kh} +${mh}us, per hard interval $(awk -v k=$kh -v m=$mh -v n=$((nd + nv)) 'BEGIN { if (n) printf "%.2f", (k - m) / n; else print "n/a" }')us; softirq +${ks} +${ms}us, per softirq $(awk -v k=$ks -v m=$ms -v n=$ns 'BEGIN { if (n) printf "%.2f", (k - m) / n; else print "n/a" }')us; load: $(tr '\n' ' ' < $C/load)"
+	note "irq full kernel +${dk}us psi_mod +${dm}us ($(awk -v k="$dk" -v m="$dm" 'BEGIN { if (k > 0) printf "%+.1f%%", 100 * (m - k) / k; else print "n/a" }'), target +-${v#* }us: ${v%% *}) in ${wall}us; psi_mod intervals device $nd vector $nv soft $ns, kernel - psi_mod per interval ${per}us; hard irq (kernel /proc/stat, psi_mod device+vector) +${kh} +${mh}us, per hard interrupt ($nn inside softirqs) $(awk -v k=$kh -v m=$mh -v n=$((nd + nv + nn)) 'BEGIN { if (n) printf "%.2f", (k - m) / n; else print "n/a" }')us; softirq +${ks} +${ms}us, per softirq $(awk -v k=$ks -v m=$ms -v n=$ns 'BEGIN { if (n) printf "%.2f", (k - m) / n; else print "n/a" }')us; load: $(tr '\n' ' ' < $C/load)"
 }
 
 # psi_mod times the handlers' bodies, the kernel from irq_enter() to
