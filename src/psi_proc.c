@@ -136,15 +136,15 @@ static int psim_cpu_open(struct inode *inode, struct file *file)
 	return single_open(file, psim_cpu_show, NULL);
 }
 
-/*
- * The files are 0666 like the kernel's: a write creates the descriptor's
- * pressure trigger, poll() waits for its events (psi_triggers.c).
- */
 static int psim_irq_open(struct inode *inode, struct file *file)
 {
 	return single_open(file, psim_irq_show, NULL);
 }
 
+/*
+ * The files are 0666 like the kernel's: a write creates the descriptor's
+ * pressure trigger, poll() waits for its events (psi_triggers.c).
+ */
 static ssize_t psim_io_write(struct file *file, const char __user *buf,
 			     size_t nbytes, loff_t *ppos)
 {

@@ -340,11 +340,15 @@ case_sbs_trig_events() {
 # and then that fold comes just under 2 s after the event and holds it to
 # the next one. Which happens depends on the microseconds of each run, the
 # kernel's as psi_mod's, so an unprivileged trigger under a steady stall
-# signals at every fold or at every other one: the counts must agree to
-# that factor (either at most twice the other, or within 1), the first
-# events of the far pairs (the first fold with new stall fires, see
+# signals at every fold or at every other one: the counts of the far pairs
+# must agree to that factor (either at most twice the other, or within 1),
+# their first events (the first fold with new stall fires, see
 # docs/triggers.md) within one period and a jiffy (the two clocks' phases
-# are independent).
+# are independent). A near pair's windows hover around the threshold, and
+# each side measures them at its own folds, 2 s apart at independent
+# phases: which of them cross is a matter of those phases (once kernel 3
+# events, psi_mod 1, under bursts at 0.84 of the threshold). Its counts
+# and first events are recorded, not asserted.
 PAIR_SECS=12
 PAIR_LOAD_US=10000000
 pair_spec() {
@@ -370,8 +374,10 @@ pair_check() {
 			# an interval: win/10 in jiffies + 1 (HZ=250), + 1 late
 			bound=$((2 * (win / 10 + 8000)))
 		else
-			expect "$name ($file $state $thr $win unprivileged): events kernel $kn psi_mod $mn, want within 1 or a factor 2" \
-				eval "[ $df -le 1 ] || { [ $mn -ge $(( (kn + 1) / 2 )) ] && [ $mn -le $((2 * kn)) ]; }"
+			case $name in
+			*far*) expect "$name ($file $state $thr $win unprivileged): events kernel $kn psi_mod $mn, want within 1 or a factor 2" \
+				eval "[ $df -le 1 ] || { [ $mn -ge $(( (kn + 1) / 2 )) ] && [ $mn -le $((2 * kn)) ]; }" ;;
+			esac
 			bound=2008000
 		fi
 		if [ "$kf" -ge 0 ] && [ "$mf" -ge 0 ]; then
