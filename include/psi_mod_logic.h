@@ -662,7 +662,6 @@ struct psim_irq_time {
 	u64 charged;		/* the part of total charged */
 	unsigned int hard;	/* hard interrupt contexts open */
 	bool soft;		/* a counted softirq is open */
-	unsigned long intervals;	/* outermost contexts timed */
 	u64 nested_start;	/* of the hard interrupt inside a softirq */
 	u64 nested;		/* ns of hard interrupts inside softirqs */
 	unsigned long nested_n;	/* and how many */
@@ -682,7 +681,6 @@ static inline bool psim_irqt_close(struct psim_irq_time *c,
 	if (c->hard || c->soft)
 		return false;
 	c->total += clock() - c->start;
-	c->intervals++;
 	return true;
 }
 

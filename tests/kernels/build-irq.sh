@@ -11,7 +11,7 @@
 #         installed
 # usage: tests/kernels/build-irq.sh [--series 6.1|6.12] [OUTDIR]
 #        (default 6.1; OUTDIR default build/kernels-irq, for 6.12
-#        build/kernels-irq-6.12). About an hour on 2 cores.
+#        build/kernels-irq-6.12).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)

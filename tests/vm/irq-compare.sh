@@ -7,8 +7,8 @@
 # usage: tests/vm/irq-compare.sh [--kernels DIR] [run.sh options, e.g. --cases a,b]
 #   --kernels DIR  where linux-image-*-psimod-irq_*.deb and its headers are
 #                  (default: build/kernels-irq, which tests/kernels/build-irq.sh
-#                  fills; building that kernel takes about an hour on 2 cores,
-#                  which is why `make check` does not run this)
+#                  fills; `make check` does not run this: that kernel is
+#                  built, not downloaded)
 # Output: the PASS/FAIL lines of tests/vm/run.sh, "N passed, N failed" last.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

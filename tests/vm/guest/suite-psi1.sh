@@ -346,10 +346,10 @@ case_sbs_trig_events() {
 # docs/triggers.md) within one period and a jiffy (the two clocks' phases
 # are independent). A near pair's windows hover around the threshold, and
 # each side measures them at its own folds, 2 s apart at independent
-# phases: which of them cross is a matter of those phases (once kernel 3
-# events, psi_mod 1, under bursts at 0.84 of the threshold). Its counts
+# phases: which of them cross is a matter of those phases. Its counts
 # and first events are recorded, not asserted.
 PAIR_SECS=12
+JIFFY_US=$((1000000 / $(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.hz=//p')))
 PAIR_LOAD_US=10000000
 pair_spec() {
 	# NAME [-u UID] FILE "STATE THRESH WIN"
@@ -371,8 +371,8 @@ pair_check() {
 		df=$((kn - mn)); [ $df -lt 0 ] && df=$((-df))
 		if [ $u = p ]; then
 			expect "$name ($file $state $thr $win): events kernel $kn psi_mod $mn, want within 1" [ $df -le 1 ]
-			# an interval: win/10 in jiffies + 1 (HZ=250), + 1 late
-			bound=$((2 * (win / 10 + 8000)))
+			# an interval: win/10 in jiffies + 1, and a jiffy late
+			bound=$((2 * (win / 10 + 2 * JIFFY_US)))
 		else
 			case $name in
 			*far*) expect "$name ($file $state $thr $win unprivileged): events kernel $kn psi_mod $mn, want within 1 or a factor 2" \
