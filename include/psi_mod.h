@@ -14,6 +14,7 @@
 
 #include <linux/atomic.h>
 #include <linux/jump_label.h>
+#include <linux/timer.h>
 #include <linux/workqueue.h>
 #include "psi_mod_compat.h"
 #include "psi_mod_logic.h"
@@ -129,25 +130,26 @@ void psim_triggers_debug(struct psim_triggers_debug *d);
 
 /*
  * The fast path's wakeup, from the probes: when a CPU's new state mask
- * holds a state a privileged trigger watches, make sure the poll work is
- * queued (the kernel's psi_schedule_rtpoll_work() from
+ * holds a state a privileged trigger watches, make sure the poll thread's
+ * timer is armed (the kernel's psi_schedule_rtpoll_work() from
  * psi_group_change()). Without a privileged trigger anywhere it is a
  * static branch that is never taken; with one, an atomic exchange and at
  * most a timer (a delay of one jiffy: no wakeup under the runqueue lock).
- * The work itself decides how long to keep polling.
+ * The thread itself decides how long to keep polling.
  */
 DECLARE_STATIC_KEY_FALSE(psim_poll_key);
 extern u32 psim_poll_states;
 extern atomic_t psim_poll_scheduled;
-extern struct delayed_work psim_poll_work;
-extern struct workqueue_struct *psim_poll_wq;
+extern struct timer_list psim_poll_timer;
 
 static inline void psim_poll_kick(u32 mask)
 {
+#ifndef PSIM_BENCH_NO_POLL_KICK	/* bench/run.sh --triggers: the hook's cost */
 	if (static_branch_unlikely(&psim_poll_key) &&
 	    (mask & READ_ONCE(psim_poll_states)) &&
 	    !atomic_xchg(&psim_poll_scheduled, 1))
-		queue_delayed_work(psim_poll_wq, &psim_poll_work, 1);
+		mod_timer(&psim_poll_timer, jiffies + 1);
+#endif
 }
 
 /* psi_irq.c */

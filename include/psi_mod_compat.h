@@ -107,6 +107,17 @@ struct compact_control;
 #endif
 
 /* A proc file's private data: PDE_DATA() until 5.17 renamed it. */
+/*
+ * A timer stopped for good: timer_shutdown_sync() (6.2) also refuses any
+ * later re-arm; before it, del_timer_sync() with the arming sources
+ * already stopped.
+ */
+#if PSIM_KERNEL_AT_LEAST(6, 2)
+#define psim_timer_shutdown_sync(t)	timer_shutdown_sync(t)
+#else
+#define psim_timer_shutdown_sync(t)	del_timer_sync(t)
+#endif
+
 #if PSIM_KERNEL_AT_LEAST(5, 17)
 #define psim_pde_data(inode)	pde_data(inode)
 #else

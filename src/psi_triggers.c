@@ -18,8 +18,9 @@
  *    multiples of 2 s only) are evaluated by the averaging work once per
  *    2 s period (psi_aggregate.c calls psim_triggers_avgs_update()), so
  *    they cost no work of their own however many there are;
- *  - privileged ones by the fast path: a work item on a high-priority
- *    workqueue that, once a watched state is in effect on some CPU (the
+ *  - privileged ones by the fast path: a SCHED_FIFO kernel thread (the
+ *    kernel's psimon, made at the first privileged trigger) woken by a
+ *    timer that, once a watched state is in effect on some CPU (the
  *    probes' psim_poll_kick()), collects the per-CPU times ten times per
  *    (smallest) window and keeps doing so for one window after the watched
  *    states last moved; then it stops, and the next such state restarts
@@ -45,10 +46,12 @@
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/rwsem.h>
+#include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -92,9 +95,18 @@ static u64 psim_poll_seen[PSIM_NR_STATES - 1];	/* group->rtpoll_total */
 DEFINE_STATIC_KEY_FALSE(psim_poll_key);
 u32 psim_poll_states;
 atomic_t psim_poll_scheduled;
-struct workqueue_struct *psim_poll_wq;
-static void psim_poll_work_fn(struct work_struct *work);
-DECLARE_DELAYED_WORK(psim_poll_work, psim_poll_work_fn);
+struct timer_list psim_poll_timer;
+
+/*
+ * The fast path's thread (the kernel's psimon: SCHED_FIFO at the lowest
+ * priority, so it runs while the CPUs are busy with the tasks it reports
+ * on), made under psim_poll_lock at the first privileged trigger and kept
+ * until the module is disabled; the timer wakes it (the kernel's
+ * rtpoll_timer and rtpoll_wakeup).
+ */
+static struct task_struct *psim_poll_task;
+static DECLARE_WAIT_QUEUE_HEAD(psim_poll_wait);
+static atomic_t psim_poll_wakeup;
 
 /*
  * Shutdown: set under the write side, read by every poll and write under
@@ -146,7 +158,13 @@ static void psim_poll_schedule(unsigned long delay, bool force)
 {
 	if (atomic_xchg(&psim_poll_scheduled, 1) && !force)
 		return;
-	mod_delayed_work(psim_poll_wq, &psim_poll_work, delay);
+	mod_timer(&psim_poll_timer, jiffies + delay);
+}
+
+static void psim_poll_timer_fn(struct timer_list *timer)
+{
+	atomic_set(&psim_poll_wakeup, 1);
+	wake_up_interruptible(&psim_poll_wait);
 }
 
 /* Entering polling mode: every window starts now (init_rtpoll_triggers()). */
@@ -167,7 +185,7 @@ static void psim_poll_init_windows(u64 now)
  * min_period (a tenth of the smallest window), for one window more after
  * the last move; then let the probes restart it.
  */
-static void psim_poll_work_fn(struct work_struct *work)
+static void psim_poll_run(void)
 {
 	bool force = false, update_total = false;
 	struct psim_trigger *t;
@@ -228,8 +246,24 @@ out:
 	mutex_unlock(&psim_poll_lock);
 }
 
-/* Add @t to its aggregator; returns with it evaluated from now on. */
-static void psim_trigger_add(struct psim_trigger *t)
+static int psim_poll_thread(void *unused)
+{
+	for (;;) {
+		wait_event_interruptible(psim_poll_wait,
+					 atomic_cmpxchg(&psim_poll_wakeup, 1, 0) ||
+					 kthread_should_stop());
+		if (kthread_should_stop())
+			return 0;
+		psim_poll_run();
+	}
+}
+
+/*
+ * Add @t to its aggregator; returns with it evaluated from now on, or an
+ * error if the fast path's thread could not be made (the kernel's
+ * psi_trigger_create() fails the write then).
+ */
+static int psim_trigger_add(struct psim_trigger *t)
 {
 	if (t->agg == PSIM_AVGS) {
 		/*
@@ -251,10 +285,22 @@ static void psim_trigger_add(struct psim_trigger *t)
 		psim_trig_nr[PSIM_AVGS]++;
 		psim_trig_created[PSIM_AVGS]++;
 		mutex_unlock(&psim_avg_lock);
-		return;
+		return 0;
 	}
 
 	mutex_lock(&psim_poll_lock);
+	if (!psim_poll_task) {
+		struct task_struct *task;
+
+		task = kthread_create(psim_poll_thread, NULL, "psi_mod_poll");
+		if (IS_ERR(task)) {
+			mutex_unlock(&psim_poll_lock);
+			return PTR_ERR(task);
+		}
+		sched_set_fifo_low(task);
+		wake_up_process(task);
+		psim_poll_task = task;
+	}
 	psim_window_reset(&t->w.win, sched_clock(),
 			  psim_poll_total[t->w.state], 0);
 	list_add(&t->node, &psim_poll_triggers);
@@ -273,6 +319,7 @@ static void psim_trigger_add(struct psim_trigger *t)
 	 * worker starts).
 	 */
 	psim_poll_schedule(1, true);
+	return 0;
 }
 
 static void psim_trigger_del(struct psim_trigger *t)
@@ -367,8 +414,12 @@ ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
 		ret = -EIO;
 		goto out;
 	}
-	psim_trigger_add(t);
+	ret = psim_trigger_add(t);
 	up_read(&psim_trig_rwsem);
+	if (ret) {
+		kfree(t);
+		goto out;
+	}
 	/* a trigger fully set up before poll sees it (smp_load_acquire()) */
 	smp_store_release(&seq->private, t);
 	ret = nbytes;
@@ -531,17 +582,10 @@ void psim_triggers_shutdown(void)
 
 int psim_triggers_start(void)
 {
-	/*
-	 * The fast path's work: high priority (it reports stalls while the
-	 * CPUs are busy), unbound, one at a time.
-	 */
-	psim_poll_wq = alloc_workqueue("psi_mod_poll",
-				       WQ_UNBOUND | WQ_HIGHPRI | WQ_FREEZABLE,
-				       1);
-	if (!psim_poll_wq)
-		return -ENOMEM;
+	timer_setup(&psim_poll_timer, psim_poll_timer_fn, 0);
 	psim_trig_dead = false;
 	atomic_set(&psim_poll_scheduled, 0);
+	atomic_set(&psim_poll_wakeup, 0);
 	psim_poll_min_period = U64_MAX;
 	psim_poll_until = 0;
 	psim_poll_next_update = U64_MAX;
@@ -561,9 +605,12 @@ void psim_triggers_stop(void)
 {
 	WARN_ON_ONCE(!list_empty(&psim_avg_triggers) ||
 		     !list_empty(&psim_poll_triggers));
-	cancel_delayed_work_sync(&psim_poll_work);
-	destroy_workqueue(psim_poll_wq);
-	psim_poll_wq = NULL;
+	/* nothing re-arms the timer once the thread is gone */
+	if (psim_poll_task) {
+		kthread_stop(psim_poll_task);
+		psim_poll_task = NULL;
+	}
+	psim_timer_shutdown_sync(&psim_poll_timer);
 }
 
 void psim_triggers_debug(struct psim_triggers_debug *d)

@@ -52,16 +52,16 @@ ROOTS='^psim_(probe|tp|kp|krp)_'
 NOT_ROOTS='_(get|set)(\.cold)?$'
 
 # Safe in atomic context, on every kernel and on PREEMPT_RT: raw spinlocks,
-# the scheduler clock, queueing a work item (irq-safe, raw timer base
-# lock), per-CPU and bit helpers, and what the compiler adds (ftrace entry,
-# return thunks, stack protector, fortify and BUG traps, and on the debug
-# kernel KASAN's checks, the irq-state tracking of lockdep, and lockdep's
-# own annotations, which the seqcount write sections and
+# the scheduler clock, arming a timer or queueing a work item (irq-safe,
+# raw timer base lock), per-CPU and bit helpers, and what the compiler adds
+# (ftrace entry, return thunks, stack protector, fortify and BUG traps, and
+# on the debug kernel KASAN's checks, the irq-state tracking of lockdep,
+# and lockdep's own annotations, which the seqcount write sections and
 # lockdep_assert_held() call out of line there). And the RCU lookup of a
 # task by pid (idr_find() under rcu_read_lock(): no lock, no sleep), with
 # the out-of-line parts of rcu_read_lock/unlock under preemptible RCU and
 # PROVE_RCU.
-ALLOW='^(_raw_spin_(lock|unlock|trylock)(_irqsave|_irqrestore|_irq|_nested)?|sched_clock(_cpu)?|local_clock|queue_delayed_work_on|queue_work_on|_find_(first|next)_bit|__fentry__|__x86_return_thunk|__x86_indirect_thunk_[a-z0-9]+|__stack_chk_fail|__fortify_panic|BUG_func|__ubsan_handle_[a-z0-9_]+|__asan_[a-z0-9_]+|__kasan_check_(read|write)|trace_hardirqs_(on|off)|lock_(acquire|release|is_held_type)|find_pid_ns|pid_task|__rcu_read_(lock|unlock)|rcu_read_unlock_strict|rcu_is_watching|debug_lockdep_rcu_enabled|lockdep_rcu_suspicious)$'
+ALLOW='^(_raw_spin_(lock|unlock|trylock)(_irqsave|_irqrestore|_irq|_nested)?|sched_clock(_cpu)?|local_clock|mod_timer|queue_delayed_work_on|queue_work_on|_find_(first|next)_bit|__fentry__|__x86_return_thunk|__x86_indirect_thunk_[a-z0-9]+|__stack_chk_fail|__fortify_panic|BUG_func|__ubsan_handle_[a-z0-9_]+|__asan_[a-z0-9_]+|__kasan_check_(read|write)|trace_hardirqs_(on|off)|lock_(acquire|release|is_held_type)|find_pid_ns|pid_task|__rcu_read_(lock|unlock)|rcu_read_unlock_strict|rcu_is_watching|debug_lockdep_rcu_enabled|lockdep_rcu_suspicious)$'
 # Not functions: data the probes read (sections, the initial pid
 # namespace, lockdep's RCU map, per-CPU bases, pv_ops
 # pointers, the workqueue pointers, before 6.2 current and the CPU

@@ -44,8 +44,7 @@ struct task_struct *psim_avgs_worker;
 struct static_key_false psim_poll_key;
 u32 psim_poll_states;
 atomic_t psim_poll_scheduled;
-struct delayed_work psim_poll_work;
-struct workqueue_struct *psim_poll_wq;
+struct timer_list psim_poll_timer;
 
 static unsigned long events_per_seed = 1000000;
 
@@ -1246,9 +1245,9 @@ static void probes_delayed_dequeue_moves_sleep_state(void)
 /*
  * The trigger fast path's kick (psim_poll_kick()): with no privileged
  * trigger (the static key off) a state change queues nothing; with one
- * watching cpu some, the change that starts cpu some queues the poll work
- * once, a second one while it is queued does not, and a state nobody
- * watches does not.
+ * watching cpu some, the change that starts cpu some arms the poll
+ * thread's timer once, a second one while it is armed does not, and a
+ * state nobody watches does not.
  */
 static void probes_poll_kick(void)
 {
@@ -1256,7 +1255,7 @@ static void probes_poll_kick(void)
 
 	if (probes_start(false))
 		return;
-	memset(&psim_poll_work, 0, sizeof(psim_poll_work));
+	memset(&psim_poll_timer, 0, sizeof(psim_poll_timer));
 	psim_poll_key.enabled = false;
 	psim_poll_states = BIT(PSIM_CPU_SOME);
 	psim_poll_scheduled.counter = 0;
@@ -1268,7 +1267,7 @@ static void probes_poll_kick(void)
 	call_wakeup_new(0, &a);
 	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &a);
 	call_wakeup_new(0, &b);
-	TU_EQ(psim_poll_work.queued, 0);
+	TU_EQ(psim_poll_timer.armed, 0);
 	TU_EQ(psim_poll_scheduled.counter, 0);
 	/* b goes to sleep: cpu some ends; then the key is on */
 	call_switch(0, false, &a, TASK_RUNNING, false, &b);
@@ -1276,18 +1275,17 @@ static void probes_poll_kick(void)
 	psim_poll_key.enabled = true;
 	shim_now += 1000;
 	call_wakeup(0, &b, true);
-	TU_EQ(psim_poll_work.queued, 1);
+	TU_EQ(psim_poll_timer.armed, 1);
 	TU_EQ(psim_poll_scheduled.counter, 1);
 	/* queued already: c adds to cpu some, no second queueing */
-	psim_poll_work.pending = false;
 	call_wakeup_new(0, &c);
-	TU_EQ(psim_poll_work.queued, 1);
+	TU_EQ(psim_poll_timer.armed, 1);
 	/* nobody watches io: io some on an idle CPU1 queues nothing */
 	psim_poll_scheduled.counter = 0;
 	psim_poll_states = BIT(PSIM_MEM_SOME);
 	call_switch(0, true, &a, TASK_RUNNING, false, &b);
 	call_switch(0, false, &b, TASK_UNINTERRUPTIBLE, true, &c);
-	TU_EQ(psim_poll_work.queued, 1);
+	TU_EQ(psim_poll_timer.armed, 1);
 	psim_poll_key.enabled = false;
 	psim_poll_states = 0;
 	probes_stop();

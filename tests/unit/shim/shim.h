@@ -351,6 +351,20 @@ static inline bool queue_delayed_work(struct workqueue_struct *wq,
 	return true;
 }
 
+/* ---- timers ---- */
+struct timer_list {
+	unsigned long expires;
+	unsigned long armed;	/* times armed, for the tests */
+};
+static unsigned long jiffies __attribute__((unused));
+
+static inline int mod_timer(struct timer_list *t, unsigned long expires)
+{
+	t->expires = expires;
+	t->armed++;
+	return 0;
+}
+
 /* ---- memory ---- */
 static inline void *vzalloc(size_t n)
 {
