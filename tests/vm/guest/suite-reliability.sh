@@ -42,8 +42,8 @@ CPU1=/sys/devices/system/cpu/cpu1/online
 
 # --- the load every storm runs under: hackbench in a loop, two readers
 # opening the files afresh, one "fuzz watch" checking every read through
-# held fds. All stop at the flag file $C/stop (a kill would leave a
-# hackbench running into the quiet window).
+# held fds, and trigger clients (trig_holder). All stop at the flag file
+# $C/stop (a kill would leave a hackbench running into the quiet window).
 # hackbench runs at nice 19 and the readers at nice 10: at nice 0 its 40
 # tasks would leave the storm's driving shell a fortieth of a vCPU, and the
 # storm would reach a fraction of its cycles; niced, it still makes the
@@ -56,6 +56,46 @@ load_start() {
 	bg sh -c "renice -n 10 -p \$\$ > /dev/null; while [ ! -f $C/stop ]; do cat $PSI_DIR/memory $PSI_DIR/cpu > /dev/null 2>&1; done"
 	sh -c "renice -n 10 -p \$\$ > /dev/null; exec fuzz watch $C/stop $PSI_DIR" > $C/watch 2>&1 &
 	WATCH=$!
+	rm -f $C/trig.*
+	bg trig_holder poll watch poll 'some 5000 500000\n'
+	bg trig_holder epoll watch epoll 'some 5000 500000\n'
+	bg trig_holder select wait select 'some 5000 500000\n'
+	bg trig_holder unpriv watch epoll 'some 5000 2000000\n' -u 65534
+}
+# A trigger client through the storm: whenever the cpu file exists, open
+# it, write TRIGGER and wait in MODE: "watch" takes events for up to 3 s
+# or until the file answers EPOLLERR (unload, enable=0); "wait" is one
+# call of up to 3 s (select, which cannot tell an event from the error:
+# both mark the exception set); then again. trig's answers and "rc N"
+# for each round in $C/trig.NAME.
+trig_holder() {	# NAME watch|wait MODE TRIGGER [trig options]
+	local name=$1 how=$2 mode=$3 t=$4
+	shift 4
+	while [ ! -f $C/stop ]; do
+		if [ -e $PSI_DIR/cpu ]; then
+			trig "$@" $how $PSI_DIR/cpu "$t" 3 $mode
+			echo "rc $?"
+		else
+			sleep 0.05
+		fi
+	done >> $C/trig.$name 2>&1
+}
+# What the trigger clients saw: every round ended in an answer of the ABI
+# (events, EPOLLERR with EPOLLPRI when the file went away, the timeout, a
+# refused open or write once it was going), never a failed wait or an
+# epoll error.
+trig_check() {
+	local f n bad tot=0 ev=0 gone=0
+	for f in $C/trig.*; do
+		n=${f##*.}
+		bad=$(grep -v -E '^(event [0-9]+|events [0-9]+|gone [0-9]+ PRI,ERR|waiting|woke PRI [0-9]+|timeout|rc [01]|open .*: (ENOENT|EIO|ENODEV)|write: (EIO|ENODEV|ENOENT))$' $f | head -2 | tr '\n' '|')
+		expect "trigger client $n: $bad" [ -z "$bad" ]
+		tot=$((tot + $(grep -c '^rc ' $f)))
+		ev=$((ev + $(grep -c -E '^(event|woke) ' $f)))
+		gone=$((gone + $(grep -c '^gone ' $f)))
+	done
+	expect "no trigger client round ran" [ $tot -gt 0 ]
+	note "trigger clients: $tot rounds, $ev events (select: wakeups), $gone woken by the files going away"
 }
 load_stop() {
 	local p rc
@@ -65,6 +105,7 @@ load_stop() {
 	note "$(tail -1 $C/watch)"
 	for p in $(cat $C/pids 2>/dev/null); do wait "$p" 2>/dev/null; done
 	rm -f $C/pids
+	trig_check
 }
 
 # avg values of every file <= 100 and the strict format
