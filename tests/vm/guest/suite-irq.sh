@@ -115,10 +115,13 @@ case_sbs_irq_mix() {
 	irq_assert mix
 }
 
-# The same privileged trigger on both irq files under the timer storm.
+# The same privileged trigger on both irq files under the timer storm. The
+# pair is closed a second after the storm ends: the close flips psi_mod's
+# static key, whose site runs at every local timer interrupt (see
+# psi0's irq case).
 case_sbs_irq_trig() {
 	local r kn mn
-	trig pair $K/irq $M/irq 'full 100000 1000000\0' 10 > $C/pair 2>&1 &
+	trig pair $K/irq $M/irq 'full 100000 1000000\0' 11 > $C/pair 2>&1 &
 	taskset -c 1 irqload timer 10 50 > /dev/null
 	wait
 	set -- $(awk '$1 == "pair" { print $2, $3, $4, $5 }' $C/pair)
