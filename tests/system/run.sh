@@ -129,6 +129,21 @@ elif ! in_root gcc -O2 -o /usr/local/bin/psi_doc_example /usr/local/src/psi_doc_
 else
 	pass doc-example "Documentation/accounting/psi.rst's example ($(grep -c '' "$root/usr/local/src/psi_doc_example.c") lines) builds in the image"
 fi
+# a real sd-event program: sd_event_add_memory_pressure() is systemd 254's
+# (Debian 12 has 252); bookworm-backports' libsystemd0 and libsystemd-dev
+# are unpacked beside the image's own systemd (not installed: that would
+# upgrade systemd itself) and the program runs against that library
+sd=/opt/libsystemd-bpo
+cp "$here/sd_pressure.c" "$root/usr/local/src/"
+if ! in_root sh -c "mkdir -p /tmp/sd && cd /tmp/sd && apt-get download -q libsystemd0/bookworm-backports libsystemd-dev/bookworm-backports &&
+		for d in *.deb; do dpkg -x \$d $sd || exit 1; done && rm -rf /tmp/sd" >"$run/logs/sd-event.log" 2>&1; then
+	fail sd-event "libsystemd from bookworm-backports: $(tail -2 "$run/logs/sd-event.log" | tr '\n' ' ')"
+elif ! in_root gcc -O2 -Wall -I$sd/usr/include -o /usr/local/bin/sd_pressure /usr/local/src/sd_pressure.c \
+		-L$sd/usr/lib/x86_64-linux-gnu -Wl,-rpath,$sd/usr/lib/x86_64-linux-gnu -lsystemd >>"$run/logs/sd-event.log" 2>&1; then
+	fail sd-event "gcc of sd_pressure.c against libsystemd $(ls "$root$sd"/usr/lib/x86_64-linux-gnu/ | grep -m1 'libsystemd.so.0.') failed: $(tail -3 "$run/logs/sd-event.log" | tr '\n' ' ')"
+else
+	pass sd-event "sd_pressure.c (sd_event_add_memory_pressure) builds against bookworm-backports' $(ls "$root$sd"/usr/lib/x86_64-linux-gnu/ | grep -m1 'libsystemd.so.0.')"
+fi
 # the kernel upgrade: DKMS's kernel hook must build psi_mod for the new one
 if in_root apt-get install -y -q -t bookworm-backports linux-image-amd64 linux-headers-amd64 >"$run/logs/upgrade.log" 2>&1; then
 	k612=$(kver_of '6\.12\..*-amd64')

@@ -184,11 +184,25 @@ c_io() {
 # ChromeOS resourced's (O_RDWR, a NUL, a 1-s window, as a user that holds
 # CAP_SYS_RESOURCE and nothing else, as its minijail runs it), an
 # sd-event-style client as the unprivileged user (O_RDWR, a NUL, a 2-s
-# window), the package's example program as the user, the kernel
-# documentation's example as root (line-buffered by stdbuf: its printf goes
-# to a file), and low-memory-monitor (a service since boot) heard on the
-# system bus.
-CLIENTS="lmkd-some lmkd-full resourced sdevent psi-monitor docexample"
+# window), a real sd-event program (sd_event_add_memory_pressure() of
+# systemd 254, its defaults: sd-event picks the file and writes the
+# trigger) as the user in its own service, the package's example program
+# as the user, the kernel documentation's example as root (line-buffered by
+# stdbuf: its printf goes to a file), and low-memory-monitor (a service
+# since boot) heard on the system bus.
+CLIENTS="lmkd-some lmkd-full resourced sdevent sdpressure psi-monitor docexample"
+# The sd-event program's file: by default sd-event takes the unit's cgroup
+# memory.pressure when it exists, else /proc/pressure/memory. On psi=0 the
+# cgroups have none: the system-wide file, psi_mod's. With the kernel's
+# PSI (phase c) the unit's cgroup file exists, root's and not delegated, so
+# the user's open fails (c_memory notes it); there the program is pointed
+# at the system-wide file the way systemd 254's service manager points
+# services at a file, MEMORY_PRESSURE_WATCH and MEMORY_PRESSURE_WRITE (the
+# trigger, base64, with its NUL), so both phases hear the same file.
+sd_env() {
+	[ "$PHASE" = c ] || return 0
+	echo "-E MEMORY_PRESSURE_WATCH=/proc/pressure/memory -E MEMORY_PRESSURE_WRITE=$(printf 'some 200000 2000000\0' | base64)"
+}
 start_clients() {
 	local M=/proc/pressure/memory
 	rm -f /run/psi-client-*
@@ -201,6 +215,8 @@ start_clients() {
 		/usr/local/bin/trig watch $M 'some 150000 1000000\0' 300 epoll
 	systemd-run -q --unit=sdevent --uid=user -p StandardOutput=file:/run/psi-client-sdevent \
 		/usr/local/bin/trig watch $M 'some 200000 2000000\0' 300 epoll
+	systemd-run -q --unit=sdpressure --uid=user -p StandardOutput=file:/run/psi-client-sdpressure \
+		$(sd_env) /usr/local/bin/sd_pressure 300
 	# psi_monitor exits 3 when the file goes away (the unload below)
 	systemd-run -q --unit=psi-monitor --uid=user -p SuccessExitStatus=3 -p StandardOutput=file:/run/psi-client-psi-monitor \
 		/usr/local/bin/psi_monitor $M 'some 300000 2000000' 300
@@ -225,7 +241,7 @@ events() {
 }
 
 c_memory() {
-	local c n mt g e
+	local c n mt g e w
 	start_clients
 	sleep 8
 	for c in $CLIENTS lmm; do
@@ -234,6 +250,16 @@ c_memory() {
 	done
 	expect "client units not running: $(for c in $CLIENTS; do echo -n "$c=$(systemctl is-active $c) "; done)" \
 		sh -c "for c in $CLIENTS; do systemctl -q is-active \$c || exit 1; done"
+	# the sd-event program on the system-wide file (sd_env), its trigger
+	# write accepted (sd-event turns the source off if the write fails)
+	w=/proc/pressure/memory
+	expect "sd-event program: $(head -3 /run/psi-client-sdpressure | tr '\n' '|'), want watching $w, enabled 1" \
+		sh -c "grep -qx 'watching $w' /run/psi-client-sdpressure && grep -qx 'enabled 1' /run/psi-client-sdpressure"
+	if [ "$PHASE" = c ]; then
+		systemd-run -q --wait --unit=sdpressure-default --uid=user -p SuccessExitStatus=1 -p StandardOutput=file:/run/sdp-default \
+			/usr/local/bin/sd_pressure 1 >/dev/null 2>&1
+		note "sd-event's default file with the kernel's PSI, as the user: $(head -2 /run/sdp-default | tr '\n' '|')"
+	fi
 	scrape $C/m0
 	# swap on the root disk, as on a desktop, and one hog larger than RAM
 	# that re-touches its pages: it swaps for as long as it runs
@@ -251,7 +277,7 @@ c_memory() {
 	e=$(elapsed $C/m0 $C/m1)
 	expect "memory waiting grew $g s in $e s" fge "$g" 0.5
 	note "memory waiting $g s, stalled $(grow node_pressure_memory_stalled_seconds_total $C/m0 $C/m1) s in $e s"
-	for c in lmkd-some resourced sdevent psi-monitor docexample lmm; do
+	for c in lmkd-some resourced sdevent sdpressure psi-monitor docexample lmm; do
 		n=$(events $c)
 		expect "$c: no event under the memory load" igt "${n:-0}" 0
 	done
@@ -262,11 +288,14 @@ c_memory() {
 # modprobe -r and modprobe while every consumer runs: pollers woken,
 # node_exporter serving throughout, systemd's view following the files.
 c_lifecycle() {
-	local c r s
+	local c n n0 r s t
 	cursor $C/cur
 	spinners 4 40
 	sleep 3
+	n0=$(events sdpressure)
+	t=$(date +%s%N)
 	r=$(modprobe -r psi_mod 2>&1)
+	t=$((($(date +%s%N) - t) / 1000000))
 	expect "modprobe -r psi_mod: $r" [ -z "$r" ]
 	expect "psi_mod still loaded after modprobe -r" sh -c '! [ -d /sys/module/psi_mod ]'
 	expect "files left after unload" files_absent
@@ -285,6 +314,18 @@ c_lifecycle() {
 	expect "node_exporter still shows pressure series without the files" sh -c "! grep -q '^node_pressure_' $C/m0"
 	s=$(cond ConditionCPUPressure=20%/10sec)
 	expect "without psi_mod, ConditionCPUPressure=20%/10sec under load: '$s' (want succeeded: PSI not supported)" [ "$s" = succeeded ]
+	# the sd-event program: sd-event hands its callback no event mask, so
+	# the unload's EPOLLERR | EPOLLPRI reads as pressure there (callbacks
+	# at the unload); then its epoll entry is detached (POLLFREE): it must
+	# not spin
+	s=$(systemctl show -P MainPID sdpressure)
+	n=$(events sdpressure)
+	c=$(awk '{ print $14 + $15 }' /proc/$s/stat 2>/dev/null)
+	sleep 3
+	c=$(awk -v c="$c" '{ print $14 + $15 - c }' /proc/$s/stat 2>/dev/null)
+	note "modprobe -r took $t ms; after unload: sd-event program $(systemctl is-active sdpressure), $((n - n0)) callbacks at the unload ($(grep '^event ' /run/psi-client-sdpressure | tail -n +$((n0 + 1)) | awk 'NR == 1 { f = $2 } { l = $2 } END { if (NR) printf "from %d to %d ms", f, l }')), then ${c:-?} ticks of CPU and $(($(events sdpressure) - n)) callbacks in 3 s"
+	expect "the sd-event program spins after the unload: ${c:-?} ticks, $(($(events sdpressure) - n)) callbacks in 3 s" \
+		[ "${c:-0}" -le 30 -a "$(($(events sdpressure) - n))" -le 2 ]
 	# low-memory-monitor keeps its dead descriptor: it must not spin on it
 	s=$(systemctl show -P MainPID low-memory-monitor)
 	c=$(awk '{ print $14 + $15 }' /proc/$s/stat 2>/dev/null)
