@@ -3,20 +3,24 @@
 """Where the instructions of a benchmark run go (bench/run.sh --profile).
 
 profile.py fold --set S --kernel K --psi P --map KALLSYMS
-                --results RESULTS --plugin PLUGIN_LOG
+                --results RESULTS --plugin PLUGIN_LOG [--boot TAG]
     One boot: the plugin's @@PROF lines (block address, instructions, per
     run), the guest's @@RUN lines (in run order: run m is between markers 2m
     and 2m+1) and @@KSYM lines (psi_mod's function addresses in that run),
     folded into functions. Prints TSV rows:
     set kernel psi mode cg g run ctxt function instructions
+    (run: the run's index in the boot, as TAG:index with --boot)
 
 profile.py report [--command C] [--module M] PROF.tsv...
     Per kernel set and cgroup placement: instructions per context switch
     per function on the scheduling path (SCHED_PATH), mean over the runs of
     each column (psi=0: no module; mod-on; mod-on+rd: with 64 readers,
-    --readers; psi=1; psi=1-nocg: psi=1 cgroup_disable=pressure, the fair
-    baseline), and their sums: what psi_mod adds per switch, beside what
-    the kernel's own PSI adds, and psi_mod's ratio to the fair baseline.
+    --readers; mod-on-nohook, mod-on+trig, mod-on+poll: the module built
+    without the trigger hook, with a privileged trigger the run never
+    wakes, with one whose fast path polls throughout, --triggers; psi=1;
+    psi=1-nocg: psi=1 cgroup_disable=pressure, the fair baseline), and
+    their sums: what psi_mod adds per switch, beside what the kernel's own
+    PSI adds, and psi_mod's ratio to the fair baseline.
 """
 import argparse
 import bisect
@@ -32,6 +36,13 @@ SCHED_PATH = re.compile(r'\[psi_mod\]$|^psi_|^record_times$|clock|^_raw_spin|^__
                         r'^try_to_wake_up$|^ttwu_|^enqueue_task|^dequeue_task|^activate_task$|'
                         r'^__traceiter_|^check_preempt|^finish_task_switch|^pick_next|^put_prev|'
                         r'^set_next|^update_curr|queued_spin_lock_slowpath')
+
+# the guest's module states (bench/guest/suite-bench.sh) and their columns,
+# in the order the tables show them
+MODE_COLUMNS = {'on': 'mod-on', 'onr': 'mod-on+rd', 'onn': 'mod-on-nohook',
+                'ont': 'mod-on+trig', 'onp': 'mod-on+poll'}
+COLUMNS = ('psi=0', 'mod-on-nohook', 'mod-on', 'mod-on+trig', 'mod-on+poll', 'mod-on+rd',
+           'psi=1', 'psi=1-nocg')
 
 # x86_64: modules live above the kernel image's 1 GiB (no KASLR here)
 MODULES_VADDR = 0xffffffffc0000000
@@ -95,8 +106,9 @@ def fold(args):
             print(f'profile.py: no profile for run {m}', file=sys.stderr)
             continue
         for name, ins in funcs.items():
+            run = f'{args.boot}:{m}' if args.boot else m
             print('\t'.join(str(x) for x in (args.set, args.kernel, args.psi, kv.get('mode'), kv.get('cg'),
-                                             kv.get('g'), m, kv.get('ctxt'), name, ins)))
+                                             kv.get('g'), run, kv.get('ctxt'), name, ins)))
 
 
 def report(args):
@@ -110,7 +122,7 @@ def report(args):
                     continue
                 st, kern, psi, mode, cg, g, run, ctxt, name, ins = p
                 col = (('psi=1-nocg' if psi == '1n' else f'psi={psi}') if mode == 'none'
-                       else {'on': 'mod-on', 'onr': 'mod-on+rd'}.get(mode, 'mod-off'))
+                       else MODE_COLUMNS.get(mode, 'mod-off'))
                 key = (st, kern, cg, g, col)
                 r = data[key].setdefault((path, run), [int(ctxt), collections.Counter()])
                 r[1][name] += int(ins)
@@ -124,8 +136,7 @@ def report(args):
     print('function it starts in; inlined code counts for its caller.')
     cells = sorted({k[:4] for k in data})
     for st, kern, cg, g in cells:
-        cols = [c for c in ('psi=0', 'mod-on', 'mod-on+rd', 'psi=1', 'psi=1-nocg')
-                if (st, kern, cg, g, c) in data]
+        cols = [c for c in COLUMNS if (st, kern, cg, g, c) in data]
         if 'psi=0' not in cols:
             continue
         per = {}
@@ -180,6 +191,8 @@ def main():
     f = sub.add_parser('fold')
     for o in ('--set', '--kernel', '--psi', '--map', '--results', '--plugin'):
         f.add_argument(o, required=True)
+    # two boots of one set, kernel and psi (--triggers) keep their runs apart
+    f.add_argument('--boot', default='')
     r = sub.add_parser('report')
     r.add_argument('--command')
     r.add_argument('--module')

@@ -30,6 +30,16 @@
 #              readers looping on the pressure files (column mod-on+rd);
 #              bench/results/profile-readers.txt. BENCH_SRC=<commit> measures
 #              another version of the module the same way.
+#   --triggers goal: no trigger, no cost; a trigger, the fast path's cost
+#              only. As --profile, on stock 6.1 only: psi=0; mod-on (no
+#              trigger anywhere); mod-on-nohook (the same source built with
+#              the probes' trigger hook compiled out, PSIM_BENCH_NO_POLL_KICK,
+#              in a boot of its own); mod-on+trig (a privileged trigger on
+#              memory full, a state hackbench never enters: the hook's test
+#              runs, the fast path stays asleep); mod-on+poll (a privileged
+#              cpu some trigger that hackbench's run queue keeps stalled: the
+#              fast path polls ten times a second throughout);
+#              bench/results/profile-triggers.txt.
 #   --profile  where the instructions go: one round, group count 2, root and
 #              /a/b/c/d, 3 runs per cell, boots psi=0 (none, on) and psi=1 of
 #              the -psimod-psi kernel and of stock 6.1; the plugin counts every
@@ -72,7 +82,7 @@ export PSI_VM_BUILD=${PSI_VM_BUILD:-$REPO/build/bench}
 B=$PSI_VM_BUILD
 cmdline="${BENCH_SRC:+BENCH_SRC=$BENCH_SRC }bench/run.sh $*"
 
-smoke=0 rounds=7 reps=1 idle=60 report_only=0 profile=0 readers=0 smp=1
+smoke=0 rounds=7 reps=1 idle=60 report_only=0 profile=0 readers=0 triggers=0 smp=1
 groups="1:1300,2:520,4:180,8:66"
 sets=psimod,stock cgs=root,cg
 raws=()
@@ -81,6 +91,7 @@ while [ $# -gt 0 ]; do
 	--smoke) smoke=1; shift ;;
 	--profile) profile=1; shift ;;
 	--readers) profile=1 readers=1 smp=2 sets=stock cgs=root; shift ;;
+	--triggers) profile=1 triggers=1 sets=stock cgs=root; shift ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--groups) groups=$2; shift 2 ;;
@@ -177,11 +188,12 @@ if [[ ",$sets," == *,psimod,* ]]; then
 	done
 fi
 
-build_ko() {	# label
+build_ko() {	# label [make arguments]
 	local l=$1 out=$B/ko/$1
+	shift
 	mkdir -p "$out"
 	make -s -C "$src" clean KDIR="${K_KDIR[$l]}" >/dev/null 2>&1 || true
-	if make -s -C "$src" module KDIR="${K_KDIR[$l]}" CC=gcc > "$B/logs/build-$l.log" 2>&1 &&
+	if make -s -C "$src" module KDIR="${K_KDIR[$l]}" CC=gcc "$@" > "$B/logs/build-$l.log" 2>&1 &&
 		[ "$(modinfo -F vermagic "$src/psi_mod.ko" | cut -d' ' -f1)" = "${K_VER[$l]}" ]; then
 		cp "$src/psi_mod.ko" "$out/psi_mod.ko"
 		K_KO[$l]=$out/psi_mod.ko
@@ -215,8 +227,17 @@ declare -A K_INITRD
 labels=()
 [[ ",$sets," == *,stock,* ]] && labels+=(stock)
 for f in psi nopsi; do [ -n "${K_VER[$f]:-}" ] && labels+=("$f"); done
+# --triggers: the stock kernel again, with the module built without the hook
+if [ $triggers = 1 ]; then
+	add_kernel stocknk "$stock" "/boot/vmlinuz-$stock" "/lib/modules/$stock" "/lib/modules/$stock/build"
+	labels+=(stocknk)
+fi
 for l in "${labels[@]}"; do
-	build_ko "$l"
+	if [ "$l" = stocknk ]; then
+		build_ko "$l" KCFLAGS=-DPSIM_BENCH_NO_POLL_KICK
+	else
+		build_ko "$l"
+	fi
 	K_INITRD[$l]=$(initrd_for "$l") || die "initramfs for ${K_VER[$l]} failed (see $B/logs/initramfs.log)"
 done
 # an empty disk so /init does not wait for /dev/vda
@@ -229,6 +250,8 @@ if [ $profile = 1 ]; then
 	[[ ",$sets," == *,psimod,* ]] && [ -n "${K_VER[psi]:-}" ] && boots+=("psi 0 none,on" "psi 1 none" "psi 1n none")
 	if [ $readers = 1 ]; then
 		boots+=("stock 0 none,on,onr")
+	elif [ $triggers = 1 ]; then
+		boots+=("stock 0 none,on,ont,onp" "stocknk 0 none,onn")
 	else
 		[[ ",$sets," == *,stock,* ]] && boots+=("stock 0 none,on" "stock 1 none" "stock 1n none")
 	fi
@@ -266,6 +289,9 @@ column_of() {	# label psi mode
 	*:off) echo mod-off ;;
 	*:on) echo mod-on ;;
 	*:onr) echo mod-on+rd ;;
+	*:ont) echo mod-on+trig ;;
+	*:onp) echo mod-on+poll ;;
+	*:onn) echo mod-on-nohook ;;
 	esac
 }
 
@@ -300,10 +326,12 @@ boot_one() {	# round label psi modes [extra cmdline]
 	[ $QEMU_RC = 0 ] || echo "@@ERR qemu exit $QEMU_RC" >> "$resf"
 	[ -z "$extra" ] || return 0
 	local set=psimod
-	[ "$l" = stock ] && set=stock
+	[ "${l%nk}" = stock ] && set=stock
 	tr -d '\r' < "$resf" | grep -a '^@@RUN ' | awk -v set=$set -v k="${K_VER[$l]}" -v psi="$psi" -v r="$r" \
 		-v lab="$l" -v plog="$plog" '
-		BEGIN { n = 0; while ((getline line < plog) > 0) { split(line, f, " "); if (f[1] == "@@MARK") { mk[n] = f[3]; ht[n++] = f[4] } } m = 0 }
+		BEGIN { n = 0; while ((getline line < plog) > 0) { split(line, f, " "); if (f[1] == "@@MARK") { mk[n] = f[3]; ht[n++] = f[4] } } m = 0
+			split("onr mod-on+rd ont mod-on+trig onp mod-on+poll onn mod-on-nohook", cm, " ")
+			for (i = 1; i in cm; i += 2) mcol[cm[i]] = cm[i + 1] }
 		{
 			delete kv
 			for (i = 2; i <= NF; i++) { split($i, p, "="); kv[p[1]] = p[2] }
@@ -311,13 +339,13 @@ boot_one() {	# round label psi modes [extra cmdline]
 			ins = (m + 1 < n) ? mk[m + 1] - mk[m] : "NA"
 			hw = (m + 1 < n) ? ht[m + 1] - ht[m] : 0; m += 2
 			col = kv["mode"] == "none" ? (lab == "nopsi" ? "nopsi" : (psi == "1n" ? "psi=1-nocg" : "psi=" psi)) : \
-			      (kv["mode"] == "off" ? "mod-off" : (lab == "nopsi" ? "nopsi+mod" : (kv["mode"] == "onr" ? "mod-on+rd" : "mod-on")))
+			      (kv["mode"] == "off" ? "mod-off" : (lab == "nopsi" ? "nopsi+mod" : (kv["mode"] in mcol ? mcol[kv["mode"]] : "mod-on")))
 			printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\n", set, k, psi, kv["mode"], col, kv["cg"], kv["g"], kv["l"], r, hw, (ins == "NA" ? ins : sprintf("%.0f", ins)), kv["ctxt"], kv["status"], kv["wall_ns"]
 		}' >> "$raw"
 	if [ $profile = 1 ]; then
 		tr -d '\0' < "$bdisk" > "$B/logs/$tag.kallsyms"
 		rm -f "$bdisk"
-		python3 "$BENCH_DIR/profile.py" fold --set $set --kernel "${K_VER[$l]}" --psi "$psi" \
+		python3 "$BENCH_DIR/profile.py" fold --set $set --kernel "${K_VER[$l]}" --psi "$psi" --boot "$tag" \
 			--map "$B/logs/$tag.kallsyms" --results "$resf" --plugin "$plog" >> "$prof" ||
 			fail "bench/profile-$tag" "profile.py fold failed"
 	fi
@@ -411,7 +439,7 @@ for b in "${boots[@]}"; do
 	for m in $(echo "$3" | tr , ' '); do
 		c=$(column_of "$1" "$2" "$m")
 		s=psimod
-		[ "$1" = stock ] && s=stock
+		[ "${1%nk}" = stock ] && s=stock
 		awk -F'\t' -v s=$s -v c="$c" 'NR > 1 && $1 == s && $5 == c && $13 == 0 { f = 1 } END { exit !f }' "$raw" ||
 			fail "bench/$s/$c" "no successful run"
 	done
@@ -429,6 +457,7 @@ if [ $profile = 1 ]; then
 	cp "$prof" "$RESULTS/$(basename "$prof")"
 	pfile=profile.txt
 	[ $readers = 0 ] || pfile=profile-readers.txt
+	[ $triggers = 0 ] || pfile=profile-triggers.txt
 	if python3 "$BENCH_DIR/profile.py" report --command "$cmdline" --module "$modrev" \
 		"$RESULTS/$(basename "$prof")" > "$RESULTS/$pfile"; then
 		pass "bench/profile" "$RESULTS/$pfile"

@@ -5,7 +5,12 @@
 #                             (none: not loaded; off: loaded enable=0; on: enable=1;
 #                             onr: enable=1 and 64 processes as uid 65534
 #                             reading the pressure files in tight loops, kit
-#                             readers, for the run)
+#                             readers, for the run; ont: enable=1 and a
+#                             privileged trigger on memory full held for the
+#                             run; onp: the same with one on cpu some, which
+#                             hackbench's run queue keeps firing; onn:
+#                             enable=1 of a module built without the
+#                             trigger hook)
 #   bench.groups=1:L,2:L,...  hackbench group counts and their loop counts
 #   bench.cgs=root,cg         where hackbench runs: the root cgroup, or
 #                             /sys/fs/cgroup/a/b/c/d (cgroup2, 4 levels)
@@ -46,13 +51,13 @@ set_mode() {
 	case "$1" in
 	none) [ $loaded = 0 ] || rmmod psi_mod ;;
 	off) if [ $loaded = 0 ]; then insmod $KO enable=0; else echo 0 > $PARAM; fi ;;
-	on|onr) if [ $loaded = 0 ]; then insmod $KO enable=1; else echo 1 > $PARAM; fi ;;
+	on*) if [ $loaded = 0 ]; then insmod $KO enable=1; else echo 1 > $PARAM; fi ;;
 	esac
 	# verify: a column that silently measured the wrong state would be a lie
 	case "$1" in
 	none) [ ! -d /sys/module/psi_mod ] ;;
 	off) [ "$(cat $PARAM 2>/dev/null)" = N ] ;;
-	on|onr) [ "$(cat $PARAM 2>/dev/null)" = Y ] ;;
+	on*) [ "$(cat $PARAM 2>/dev/null)" = Y ] ;;
 	esac || { out "@@ERR mode $1 not reached"; return 1; }
 }
 
@@ -137,13 +142,19 @@ while [ $rep -lt "$reps" ]; do
 			while [ $k -gt 0 ]; do set -- "$@" "$1"; shift; k=$((k - 1)); done
 			for m in "$@"; do
 				set_mode "$m" || continue
-				copt= rd=
+				copt= rd= tg=
 				[ "$cg" = cg ] && copt="-c $CG"
 				if [ "$m" = onr ]; then
 					kit readers 64 3600 /proc/pressure/cpu /proc/pressure/io /proc/pressure/memory > /tmp/readers 2>&1 &
 					rd=$!
 					sleep 1
 				fi
+				case $m in
+				ont) trig watch /proc/pressure/memory 'full 500000 1000000\n' 3600 poll > /tmp/trig 2>&1 & tg=$! ;;
+				onp) trig watch /proc/pressure/cpu 'some 100000 1000000\n' 3600 poll > /tmp/trig 2>&1 & tg=$! ;;
+				esac
+				[ -z "$tg" ] || sleep 1
+				pr0=$(awk '$1 == "poll_work_runs" { print $2 }' /sys/kernel/debug/psi_mod/state 2>/dev/null)
 				r=$(brun $copt -o /tmp/hb.out -- hackbench -p -g "$g" -l "$l")
 				t=$(awk '/^Time:/ { print $2 }' /tmp/hb.out)
 				if [ -n "$rd" ]; then
@@ -151,6 +162,12 @@ while [ $rep -lt "$reps" ]; do
 					wait $rd
 					grep -q ' backwards 0$' /tmp/readers || out "@@ERR readers: $(cat /tmp/readers)"
 					r="$r readers=$(awk '{ print $2 }' /tmp/readers)"
+				fi
+				if [ -n "$tg" ]; then
+					kill $tg
+					wait $tg
+					grep -q '^write' /tmp/trig && out "@@ERR trigger: $(cat /tmp/trig)"
+					r="$r events=$(grep -c '^event ' /tmp/trig) poll_runs=$(($(awk '$1 == "poll_work_runs" { print $2 }' /sys/kernel/debug/psi_mod/state) - ${pr0:-0}))"
 				fi
 				out "@@RUN n=$n mode=$m g=$g l=$l cg=$cg $r time=${t:-?}"
 				if [ "$prof" = 1 ] && [ -d /sys/module/psi_mod ]; then
