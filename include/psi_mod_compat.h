@@ -106,7 +106,6 @@ struct compact_control;
 #define psim_task_word(p)	((void)(p), (u32 *)NULL)
 #endif
 
-/* A proc file's private data: PDE_DATA() until 5.17 renamed it. */
 /*
  * A timer stopped for good: timer_shutdown_sync() (6.2) also refuses any
  * later re-arm; before it, del_timer_sync() with the arming sources
@@ -118,6 +117,7 @@ struct compact_control;
 #define psim_timer_shutdown_sync(t)	del_timer_sync(t)
 #endif
 
+/* A proc file's private data: PDE_DATA() until 5.17 renamed it. */
 #if PSIM_KERNEL_AT_LEAST(5, 17)
 #define psim_pde_data(inode)	pde_data(inode)
 #else
