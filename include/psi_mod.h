@@ -106,7 +106,7 @@ static inline void psim_wake_clock(void)
 struct file;
 struct poll_table_struct;
 
-int psim_triggers_start(void);
+void psim_triggers_start(void);
 void psim_triggers_shutdown(void);
 void psim_triggers_stop(void);
 ssize_t psim_trigger_write(struct file *file, const char __user *buf,

@@ -73,9 +73,7 @@ static int psim_start(void)
 	if (ret)
 		return ret;
 	psim_aggregate_start(psim_warmup, psim_percpu);
-	ret = psim_triggers_start();
-	if (ret)
-		return ret;
+	psim_triggers_start();
 	/*
 	 * With psi_mod's own files absent, /proc/pressure is the kernel's: its
 	 * PSI is on and owns the per-task word.

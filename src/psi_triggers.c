@@ -580,7 +580,7 @@ void psim_triggers_shutdown(void)
 	synchronize_rcu();
 }
 
-int psim_triggers_start(void)
+void psim_triggers_start(void)
 {
 	timer_setup(&psim_poll_timer, psim_poll_timer_fn, 0);
 	psim_trig_dead = false;
@@ -597,7 +597,6 @@ int psim_triggers_start(void)
 	memset(psim_trig_destroyed, 0, sizeof(psim_trig_destroyed));
 	psim_poll_runs = 0;
 	psim_poll_work_ns = 0;
-	return 0;
 }
 
 /* After the files and the probes are gone: no trigger is left. */
