@@ -298,6 +298,20 @@ static inline u16 psim_make_runnable(u16 w, unsigned int *clear,
 	return (w & ~*clear) | *set;
 }
 
+/*
+ * Whether psim_make_runnable() would leave @w as it is: the task counts as
+ * runnable already, with the memory stall its depth says, and not in
+ * iowait.
+ */
+static inline bool psim_runnable_settled(u16 w)
+{
+	const unsigned int ms = PSIM_TSK_MEMSTALL | PSIM_TSK_MEMSTALL_RUNNING;
+
+	if ((w & (PSIM_TSK_RUNNING | PSIM_TSK_IOWAIT)) != PSIM_TSK_RUNNING)
+		return false;
+	return !psim_depth(w) || (w & ms) == ms;
+}
+
 /* A wakeup, or the task being switched in. */
 static inline u16 psim_task_wakeup(u16 w, unsigned int *clear,
 				   unsigned int *set)

@@ -190,16 +190,24 @@ static noinline void psim_note_beyond(unsigned int pid)
 		WRITE_ONCE(psim_pid_beyond, pid);
 }
 
-static inline u32 *psim_word(struct task_struct *p)
+/* @p's word, or NULL for a pid beyond the table. */
+static inline u32 *psim_word_peek(struct task_struct *p)
 {
 	unsigned int pid = p->pid;
 
 	if (psim_have_task_word() && !static_branch_unlikely(&psim_table_key))
 		return psim_task_word(p);
-	if (likely(pid < psim_tasks_nr))
-		return &psim_tasks[pid];
-	psim_note_beyond(pid);
-	return NULL;
+	return likely(pid < psim_tasks_nr) ? &psim_tasks[pid] : NULL;
+}
+
+/* The same, and a pid beyond the table noted for dmesg. */
+static inline u32 *psim_word(struct task_struct *p)
+{
+	u32 *w = psim_word_peek(p);
+
+	if (unlikely(!w))
+		psim_note_beyond(p->pid);
+	return w;
 }
 
 /* The word of the task with @pid, if it is alive; under rcu_read_lock(). */
@@ -348,10 +356,51 @@ static inline u32 *psim_word_on(struct psim_pcpu *pc, struct task_struct *p,
 	return w;
 }
 
-static void psim_probe_switch(PSIM_SWITCH_PROTO)
+/*
+ * A preemption between two tasks that are counted runnable here already,
+ * the incoming one in the memory stall the CPU has on record: the common
+ * switch of a busy CPU, where the locked path would change no count, word
+ * or state. Checked without the lock: the words of a running task and of
+ * a task queued here change only by their own events or under this
+ * runqueue's lock, which the scheduler holds, and ->st.oncpu and
+ * ->st.curr_memstall only by events on this CPU. A word another CPU may be
+ * changing (a reused pid's, in the table) reads as anything, and
+ * anything but "settled here" takes the locked path; "settled here" is a
+ * switch that writes nothing, as the locked path would. Only ->curr moves.
+ */
+static inline bool psim_switch_settled(struct psim_pcpu *pc,
+				       struct task_struct *prev,
+				       struct task_struct *next, bool preempt,
+				       unsigned int cpu)
 {
-	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
-	unsigned int clear, set, changed = 0, cpu = smp_processor_id();
+	u32 *wp, *wn, vp, vn;
+
+	if (!preempt && psim_task_state(prev) != TASK_RUNNING)
+		return false;
+	if (!prev->pid || !next->pid || !pc->st.oncpu)
+		return false;
+	wp = psim_word_peek(prev);
+	wn = psim_word_peek(next);
+	if (!wp || !wn)
+		return false;
+	vp = READ_ONCE(*wp);
+	vn = READ_ONCE(*wn);
+	return psim_wcpu(vp) == cpu && psim_wcpu(vn) == cpu &&
+	       psim_runnable_settled(psim_lo(vp)) &&
+	       psim_runnable_settled(psim_lo(vn)) &&
+	       pc->st.curr_memstall == !!(vn & PSIM_TSK_MEMSTALL);
+}
+
+/*
+ * Every other switch. Out of line, so that the settled switch above does
+ * not pay for the registers this one needs.
+ */
+static noinline void psim_switch_locked(struct psim_pcpu *pc,
+					unsigned int cpu, bool preempt,
+					struct task_struct *prev,
+					struct task_struct *next)
+{
+	unsigned int clear, set, changed = 0;
 	bool wake_clock = true;
 	u32 *wp, *wn;
 	u8 oncpu;
@@ -400,11 +449,14 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	if (wn) {
 		u16 lo = psim_lo(*wn);
 
-		nw = psim_task_wakeup(lo, &clear, &set);
-		if (nw != lo)
+		nw = lo;
+		/* usually woken (or preempted) and so counted already */
+		if (unlikely(!psim_runnable_settled(lo))) {
+			nw = psim_task_wakeup(lo, &clear, &set);
 			psim_store(wn, nw, cpu);
-		psim_cpu_counts(&pc->st, clear, set);
-		changed |= clear | set;
+			psim_cpu_counts(&pc->st, clear, set);
+			changed |= clear | set;
+		}
 	}
 
 	/*
@@ -426,18 +478,52 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 		psim_wake_clock();
 }
 
+static void psim_probe_switch(PSIM_SWITCH_PROTO)
+{
+	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
+	unsigned int cpu = smp_processor_id();
+
+	if (psim_switch_settled(pc, prev, next, preempt, cpu))
+		WRITE_ONCE(pc->curr, next->pid);
+	else
+		psim_switch_locked(pc, cpu, preempt, prev, next);
+}
+
+/* A wakeup that makes @p runnable; @w is its word. Out of line, as above. */
+static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
+{
+	unsigned int clear, set, cpu = task_cpu(p);
+	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+
+	/*
+	 * Every wakeup here fires under the task's runqueue lock, so
+	 * interrupts are off already: saving and restoring them is dead work.
+	 * No pid race here as in the switch probe: the two tasks of an
+	 * exec's pid swap are running, and a running task is not woken here;
+	 * so the word looked up before the lock is still @p's
+	 * (psim_word_on() in short).
+	 */
+	lockdep_assert_irqs_disabled();
+	psim_lock(pc);
+	if (unlikely(psim_wcpu(READ_ONCE(*w)) != cpu))
+		w = psim_relocate_locked_slow(pc, p, cpu);
+	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), cpu);
+	psim_cpu_counts(&pc->st, clear, set);
+	psim_update_wakeup(&pc->st, p, cpu);
+	psim_unlock(pc);
+
+	psim_wake_clock();
+}
+
 static void psim_probe_wakeup(void *data, struct task_struct *p)
 {
-	unsigned int clear, set;
-	struct psim_pcpu *pc;
-	unsigned int cpu;
-	u32 *w;
+	u32 *w = psim_word_peek(p);
 
-	w = psim_word(p);
 	/*
 	 * A task woken before it left its runqueue is still counted as
 	 * runnable: nothing to do. RUNNING is only ever cleared by the task's
-	 * own switch-out, which cannot run concurrently with its wakeup.
+	 * own switch-out, which cannot run concurrently with its wakeup. (A
+	 * pid beyond the table is noted by the task's next switch.)
 	 */
 	if (!p->pid || !w || (READ_ONCE(*w) & PSIM_TSK_RUNNING))
 		return;
@@ -449,24 +535,7 @@ static void psim_probe_wakeup(void *data, struct task_struct *p)
 	 */
 	if (p == current)
 		return;
-
-	cpu = task_cpu(p);
-	pc = per_cpu_ptr(&psim_pcpu, cpu);
-	/*
-	 * Every other wakeup fires under the task's runqueue lock, so
-	 * interrupts are off already: saving and restoring them is dead work.
-	 * (No pid race here as in the switch probe: the two tasks of an
-	 * exec's pid swap are running, and a running task returned above.)
-	 */
-	lockdep_assert_irqs_disabled();
-	psim_lock(pc);
-	w = psim_word_on(pc, p, cpu);
-	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), cpu);
-	psim_cpu_counts(&pc->st, clear, set);
-	psim_update_wakeup(&pc->st, p, cpu);
-	psim_unlock(pc);
-
-	psim_wake_clock();
+	psim_wakeup_locked(p, w);
 }
 
 /*

@@ -172,11 +172,37 @@ static void model_random_events(void)
 	TU_CHECK(agg >= events_per_seed / 1024, "aggregator ran %lu times", agg);
 }
 
+/*
+ * psim_runnable_settled() is the switch probe's test for "nothing to do":
+ * it must say true for exactly the words psim_make_runnable() leaves alone.
+ */
+static void runnable_settled_matches_make_runnable(void)
+{
+	unsigned int clear, set, w, settled = 0;
+
+	for (w = 0; w <= 0xffff; w++) {
+		u16 nw = psim_make_runnable(w, &clear, &set);
+		bool same = nw == w && !(clear | set);
+
+		TU_CHECK(psim_runnable_settled(w) == same,
+			 "word %#x: settled %d, make_runnable changes %s", w,
+			 psim_runnable_settled(w), same ? "nothing" : "it");
+		settled += same;
+	}
+	/*
+	 * For each of the 16 values of the unused bits 4..7: depth 0 with
+	 * RUNNING and any memstall bits (4), each depth 1..255 with RUNNING
+	 * and both memstall bits (1 each).
+	 */
+	TU_EQ(settled, 16 * (4 + PSIM_DEPTH_MAX));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
 		events_per_seed = strtoul(argv[1], NULL, 0);
 	TU_RUN(task_transitions_by_hand);
+	TU_RUN(runnable_settled_matches_make_runnable);
 	TU_RUN(model_random_events);
 	return tu_exit();
 }
