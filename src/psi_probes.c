@@ -64,6 +64,10 @@
  * reader copies the state and retries if a probe wrote meanwhile, as the
  * kernel's get_recent_times() does.
  *
+ * One switch takes no lock: a preemption between two tasks counted
+ * runnable on the CPU already changes nothing, and says so from reads that
+ * the runqueue lock keeps stable (psim_switch_settled()).
+ *
  * Invariant: a task's counted flags (the low bits of its word) are counted
  * exactly once, on the CPU its word names, and a word, flags or not, is
  * changed only under the lock of the CPU it names. Every event first
@@ -184,6 +188,15 @@ static inline void psim_store(u32 *w, u16 lo, unsigned int cpu)
 	WRITE_ONCE(*w, lo | (u32)cpu << PSIM_WCPU_SHIFT);
 }
 
+/*
+ * The word of most tasks that run or wait to run on @cpu: runnable, in no
+ * memory stall.
+ */
+static inline u32 psim_word_running(unsigned int cpu)
+{
+	return PSIM_TSK_RUNNING | cpu << PSIM_WCPU_SHIFT;
+}
+
 static noinline void psim_note_beyond(unsigned int pid)
 {
 	if (!READ_ONCE(psim_pid_beyond))
@@ -198,6 +211,21 @@ static inline u32 *psim_word_peek(struct task_struct *p)
 	if (psim_have_task_word() && !static_branch_unlikely(&psim_table_key))
 		return psim_task_word(p);
 	return likely(pid < psim_tasks_nr) ? &psim_tasks[pid] : NULL;
+}
+
+/* @p's word in *@v, or false for a pid beyond the table. */
+static inline bool psim_word_val(struct task_struct *p, u32 *v)
+{
+	unsigned int pid = p->pid;
+
+	if (psim_have_task_word() && !static_branch_unlikely(&psim_table_key)) {
+		*v = READ_ONCE(*psim_task_word(p));
+		return true;
+	}
+	if (unlikely(pid >= psim_tasks_nr))
+		return false;
+	*v = READ_ONCE(psim_tasks[pid]);
+	return true;
 }
 
 /* The same, and a pid beyond the table noted for dmesg. */
@@ -357,38 +385,63 @@ static inline u32 *psim_word_on(struct psim_pcpu *pc, struct task_struct *p,
 }
 
 /*
- * A preemption between two tasks that are counted runnable here already,
- * the incoming one in the memory stall the CPU has on record: the common
- * switch of a busy CPU, where the locked path would change no count, word
- * or state. Checked without the lock: the words of a running task and of
- * a task queued here change only by their own events or under this
- * runqueue's lock, which the scheduler holds, and ->st.oncpu and
- * ->st.curr_memstall only by events on this CPU. A word another CPU may be
- * changing (a reused pid's, in the table) reads as anything, and
- * anything but "settled here" takes the locked path; "settled here" is a
- * switch that writes nothing, as the locked path would. Only ->curr moves.
+ * A switch between two tasks that stay runnable (@prev preempted, or
+ * woken again before it blocked) and are counted runnable here already, in
+ * no memory stall: the common switch of a busy CPU, where the locked path
+ * would change no count, word or state. Checked without the lock: the
+ * words of a running task and of a task queued here change only by their
+ * own events or under this runqueue's lock, which the scheduler holds, and
+ * ->st.oncpu and ->st.curr_memstall only by events on this CPU. A word
+ * another CPU may be changing (a reused pid's, in the table) reads as
+ * anything, and anything but psim_word_running() takes the locked path;
+ * that word on both sides is a switch that writes nothing, as the locked
+ * path would. Only ->curr moves.
  */
 static inline bool psim_switch_settled(struct psim_pcpu *pc,
 				       struct task_struct *prev,
 				       struct task_struct *next, bool preempt,
 				       unsigned int cpu)
 {
-	u32 *wp, *wn, vp, vn;
+	u32 vp, vn;
 
 	if (!preempt && psim_task_state(prev) != TASK_RUNNING)
 		return false;
 	if (!prev->pid || !next->pid || !pc->st.oncpu)
 		return false;
-	wp = psim_word_peek(prev);
-	wn = psim_word_peek(next);
-	if (!wp || !wn)
+	if (!psim_word_val(prev, &vp) || !psim_word_val(next, &vn))
 		return false;
-	vp = READ_ONCE(*wp);
-	vn = READ_ONCE(*wn);
-	return psim_wcpu(vp) == cpu && psim_wcpu(vn) == cpu &&
-	       psim_runnable_settled(psim_lo(vp)) &&
-	       psim_runnable_settled(psim_lo(vn)) &&
-	       pc->st.curr_memstall == !!(vn & PSIM_TSK_MEMSTALL);
+	/* the common words only; any other takes the locked path */
+	return vp == psim_word_running(cpu) && vn == psim_word_running(cpu) &&
+	       !pc->st.curr_memstall;
+}
+
+/*
+ * The common blocking switch, with @pc locked: @prev, counted runnable
+ * here and nothing else (no memory stall, not dying, not the averaging
+ * worker), blocks outside iowait, and @next is counted runnable here
+ * already, in no memory stall. Then only @prev's RUNNING goes:
+ * what psim_switch_locked() does for it, in short. Returns @prev's word,
+ * or NULL for any other switch.
+ */
+static inline u32 *psim_switch_plain_sleep(struct psim_pcpu *pc,
+					   unsigned int cpu, bool preempt,
+					   struct task_struct *prev,
+					   struct task_struct *next)
+{
+	unsigned int state = psim_task_state(prev);
+	u32 *wp, vn;
+
+	if (preempt || state == TASK_RUNNING || state == TASK_DEAD ||
+	    prev->in_iowait || !prev->pid || !next->pid || !pc->st.oncpu ||
+	    prev == READ_ONCE(psim_avgs_worker))
+		return NULL;
+	wp = psim_word_peek(prev);
+	if (!wp || !psim_word_val(next, &vn))
+		return NULL;
+	if (READ_ONCE(*wp) != psim_word_running(cpu) ||
+	    vn != psim_word_running(cpu) || pc->st.curr_memstall)
+		return NULL;
+	return wp;
 }
 
 /*
@@ -407,6 +460,16 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 	u16 nw = 0;
 
 	psim_lock(pc);
+	wp = psim_switch_plain_sleep(pc, cpu, preempt, prev, next);
+	if (likely(wp)) {
+		psim_store(wp, 0, cpu);
+		psim_cpu_counts(&pc->st, PSIM_TSK_RUNNING, 0);
+		psim_update(&pc->st, cpu);
+		pc->curr = next->pid;
+		psim_unlock(pc);
+		psim_wake_clock();
+		return;
+	}
 	/*
 	 * The pids only under the lock: an exec from a non-leader thread
 	 * swaps its pid with the (zombie) leader's, and psim_krp_exchange_ret()
@@ -494,6 +557,7 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 {
 	unsigned int clear, set, cpu = task_cpu(p);
 	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+	u32 v;
 
 	/*
 	 * Every wakeup here fires under the task's runqueue lock, so
@@ -505,10 +569,23 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 	 */
 	lockdep_assert_irqs_disabled();
 	psim_lock(pc);
-	if (unlikely(psim_wcpu(READ_ONCE(*w)) != cpu))
-		w = psim_relocate_locked_slow(pc, p, cpu);
-	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), cpu);
-	psim_cpu_counts(&pc->st, clear, set);
+	v = READ_ONCE(*w);
+	if (likely((v & ~PSIM_TSK_IOWAIT) == cpu << PSIM_WCPU_SHIFT)) {
+		/*
+		 * The common wakeup: counted here, in no memory stall, asleep
+		 * in iowait or not: psim_task_wakeup() in short.
+		 */
+		psim_store(w, PSIM_TSK_RUNNING, cpu);
+		if (v & PSIM_TSK_IOWAIT)
+			psim_cpu_counts(&pc->st, PSIM_TSK_IOWAIT, 0);
+		psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
+	} else {
+		if (psim_wcpu(v) != cpu)
+			w = psim_relocate_locked_slow(pc, p, cpu);
+		psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set),
+			   cpu);
+		psim_cpu_counts(&pc->st, clear, set);
+	}
 	psim_update_wakeup(&pc->st, p, cpu);
 	psim_unlock(pc);
 
