@@ -189,6 +189,28 @@ static inline u32 psim_state_mask(const struct psim_cpu_state *c)
 }
 
 /*
+ * Two changes whose effect on the mask is known without computing it (the
+ * probes' common wakeup and blocking switch; tests/unit/test_states.c
+ * checks them against psim_state_mask() for every combination of counts).
+ * With no memory stall on the CPU and more runnable tasks than it runs,
+ * one more runnable task (not one leaving iowait) changes no state: CPU
+ * some, nonidle and the full states' conditions on the runnable count
+ * hold before and after. One runnable task fewer, the CPU still running
+ * one, changes none either while at least two stay runnable.
+ */
+static inline bool psim_run_inc_keeps_mask(const struct psim_cpu_state *c)
+{
+	return !c->tasks[PSIM_NR_MEMSTALL] &&
+	       c->tasks[PSIM_NR_RUNNING] > c->oncpu;
+}
+
+static inline bool psim_run_dec_keeps_mask(const struct psim_cpu_state *c)
+{
+	return !c->tasks[PSIM_NR_MEMSTALL] &&
+	       c->tasks[PSIM_NR_RUNNING] > c->oncpu + 1U;
+}
+
+/*
  * Time since the current period began. A clock read on another CPU (the
  * aggregator's, a remote wakeup's) may be a hair behind this CPU's period
  * start: that is no time at all, not a wrap.

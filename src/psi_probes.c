@@ -462,9 +462,12 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 	psim_lock(pc);
 	wp = psim_switch_plain_sleep(pc, cpu, preempt, prev, next);
 	if (likely(wp)) {
+		bool keep = psim_run_dec_keeps_mask(&pc->st);
+
 		psim_store(wp, 0, cpu);
 		psim_cpu_counts(&pc->st, PSIM_TSK_RUNNING, 0);
-		psim_update(&pc->st, cpu);
+		if (!keep)
+			psim_update(&pc->st, cpu);
 		pc->curr = next->pid;
 		psim_unlock(pc);
 		psim_wake_clock();
@@ -575,18 +578,23 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 		 * The common wakeup: counted here, in no memory stall, asleep
 		 * in iowait or not: psim_task_wakeup() in short.
 		 */
+		bool keep = !(v & PSIM_TSK_IOWAIT) &&
+			    psim_run_inc_keeps_mask(&pc->st);
+
 		psim_store(w, PSIM_TSK_RUNNING, cpu);
 		if (v & PSIM_TSK_IOWAIT)
 			psim_cpu_counts(&pc->st, PSIM_TSK_IOWAIT, 0);
 		psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
+		if (!keep)
+			psim_update_wakeup(&pc->st, p, cpu);
 	} else {
 		if (psim_wcpu(v) != cpu)
 			w = psim_relocate_locked_slow(pc, p, cpu);
 		psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set),
 			   cpu);
 		psim_cpu_counts(&pc->st, clear, set);
+		psim_update_wakeup(&pc->st, p, cpu);
 	}
-	psim_update_wakeup(&pc->st, p, cpu);
 	psim_unlock(pc);
 
 	psim_wake_clock();

@@ -215,10 +215,76 @@ static void state_rules_exhaustive_vs_kernel(void)
 	TU_EQ(n, 4 * 4 * 4 * 4 * 2 * 2);
 }
 
+/*
+ * The probes skip the mask after a change that psim_run_inc_keeps_mask()
+ * or psim_run_dec_keeps_mask() says keeps it: over every combination of
+ * counts, whenever they say so, the mask after the change (one runnable
+ * task more; one fewer) must equal the mask before. And they must say so
+ * in the case they exist for: several runnable, one running.
+ */
+static void run_change_keeps_mask_exhaustive(void)
+{
+	unsigned int t[PSIM_NR_COUNTS];
+	unsigned long inc = 0, dec = 0;
+	int oncpu, cm;
+
+	for (t[0] = 0; t[0] < 5; t[0]++)
+	for (t[1] = 0; t[1] < 5; t[1]++)
+	for (t[2] = 0; t[2] < 5; t[2]++)
+	for (t[3] = 0; t[3] < 5; t[3]++)
+	for (oncpu = 0; oncpu < 2; oncpu++)
+	for (cm = 0; cm < 2; cm++) {
+		struct psim_cpu_state c, d;
+		u32 before;
+
+		memset(&c, 0, sizeof(c));
+		memcpy(c.tasks, t, sizeof(t));
+		c.oncpu = oncpu;
+		c.curr_memstall = cm;
+		before = psim_state_mask(&c);
+		if (psim_run_inc_keeps_mask(&c)) {
+			d = c;
+			d.tasks[PSIM_NR_RUNNING]++;
+			TU_CHECK(psim_state_mask(&d) == before,
+				 "run+1 from [%u %u %u %u] oncpu %d cm %d: 0x%x -> 0x%x",
+				 t[0], t[1], t[2], t[3], oncpu, cm, before,
+				 psim_state_mask(&d));
+			inc++;
+		}
+		if (psim_run_dec_keeps_mask(&c)) {
+			d = c;
+			d.tasks[PSIM_NR_RUNNING]--;
+			TU_CHECK(psim_state_mask(&d) == before,
+				 "run-1 from [%u %u %u %u] oncpu %d cm %d: 0x%x -> 0x%x",
+				 t[0], t[1], t[2], t[3], oncpu, cm, before,
+				 psim_state_mask(&d));
+			dec++;
+		}
+	}
+	TU_CHECK(inc > 0 && dec > 0, "no case taken: inc %lu dec %lu", inc,
+		 dec);
+	{
+		struct psim_cpu_state c;
+
+		memset(&c, 0, sizeof(c));
+		c.tasks[PSIM_NR_RUNNING] = 3;
+		c.oncpu = 1;
+		TU_CHECK(psim_run_inc_keeps_mask(&c), "3 runnable, 1 running: inc");
+		TU_CHECK(psim_run_dec_keeps_mask(&c), "3 runnable, 1 running: dec");
+		c.tasks[PSIM_NR_RUNNING] = 2;
+		TU_CHECK(!psim_run_dec_keeps_mask(&c),
+			 "2 runnable, 1 running: dec ends cpu some");
+		c.tasks[PSIM_NR_RUNNING] = 1;
+		TU_CHECK(!psim_run_inc_keeps_mask(&c),
+			 "1 runnable, 1 running: inc starts cpu some");
+	}
+}
+
 int main(void)
 {
 	TU_RUN(state_rules_hand_vectors);
 	TU_RUN(state_rules_each_state);
 	TU_RUN(state_rules_exhaustive_vs_kernel);
+	TU_RUN(run_change_keeps_mask_exhaustive);
 	return tu_exit();
 }
