@@ -519,7 +519,7 @@ case_trig_many_priv() {
 	done
 	many_ready $C/m1 $C/m2 $C/m3 $C/m4
 	n=$(trig_debug triggers); n=${n##* }
-	expect "privileged triggers set up: ${n:-0}, want 2001: $(cat $C/m1 $C/m2 $C/m3 $C/m4 | tr '\n' ' ')" [ "${n:-0}" = 2001 ]
+	expect "privileged triggers set up: ${n:-0}, want 2001: $(cat $C/m1 $C/m2 $C/m3 $C/m4 | tr '\n' ' '); created $(trig_debug triggers_created), destroyed $(trig_debug triggers_destroyed), now $(trig_debug triggers); fds $(for p in $(cat $C/pids); do ls /proc/$p/fd 2>/dev/null | wc -l; done | tr '\n' ' ')" [ "${n:-0}" = 2001 ]
 	t0=$(kit now) w0=$(trig_debug poll_work_us) u0=$(trig_debug trigger_updates) e0=$(trig_debug trigger_events)
 	sleep 8
 	t1=$(kit now) w1=$(trig_debug poll_work_us) u1=$(trig_debug trigger_updates) e1=$(trig_debug trigger_events)
