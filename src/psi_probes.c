@@ -213,7 +213,11 @@ static inline u32 *psim_word_peek(struct task_struct *p)
 	return likely(pid < psim_tasks_nr) ? &psim_tasks[pid] : NULL;
 }
 
-/* @p's word in *@v, or false for a pid beyond the table. */
+/*
+ * @p's word in *@v, or false for a pid beyond the table: psim_word_peek()
+ * by value, for the lockless switch test, which then has no pointer to
+ * test against NULL in the task_struct case.
+ */
 static inline bool psim_word_val(struct task_struct *p, u32 *v)
 {
 	unsigned int pid = p->pid;

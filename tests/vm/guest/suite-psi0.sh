@@ -464,12 +464,18 @@ case_trig_unpriv() {
 # all written, or its first failure): seconds on a stock kernel, minutes
 # on the KASAN one under the spinners. The holders stay until bg_kill.
 many_ready() {
-	local f i=0
+	local f i=0 all
 	while [ $i -lt 300 ]; do
-		for f in "$@"; do grep -q '^many ' "$f" 2>/dev/null || break; done
-		grep -q '^many ' "$f" 2>/dev/null && return 0
+		# every file, in one pass: a file that becomes ready while
+		# another is looked at must not end the wait for the rest
+		all=1
+		for f in "$@"; do
+			grep -q '^many ' "$f" 2>/dev/null || { all=0; break; }
+		done
+		[ $all = 1 ] && return 0
 		sleep 1; i=$((i + 1))
 	done
+	return 1
 }
 
 # Thousands of unprivileged triggers (4 x 2500, one uid) under 4 spinners:
