@@ -66,7 +66,7 @@
  *
  * One switch takes no lock: a preemption between two tasks counted
  * runnable on the CPU already changes nothing, and says so from reads that
- * the runqueue lock keeps stable (psim_switch_settled()).
+ * the runqueue lock keeps stable (psim_switch_kind()).
  *
  * Invariant: a task's counted flags (the low bits of its word) are counted
  * exactly once, on the CPU its word names, and a word, flags or not, is
@@ -203,12 +203,19 @@ static noinline void psim_note_beyond(unsigned int pid)
 		WRITE_ONCE(psim_pid_beyond, pid);
 }
 
+/* The words are in task_struct, not in the pid table. */
+static inline bool psim_words_in_tasks(void)
+{
+	return psim_have_task_word() &&
+	       !static_branch_unlikely(&psim_table_key);
+}
+
 /* @p's word, or NULL for a pid beyond the table. */
 static inline u32 *psim_word_peek(struct task_struct *p)
 {
 	unsigned int pid = p->pid;
 
-	if (psim_have_task_word() && !static_branch_unlikely(&psim_table_key))
+	if (psim_words_in_tasks())
 		return psim_task_word(p);
 	return likely(pid < psim_tasks_nr) ? &psim_tasks[pid] : NULL;
 }
@@ -222,7 +229,7 @@ static inline bool psim_word_val(struct task_struct *p, u32 *v)
 {
 	unsigned int pid = p->pid;
 
-	if (psim_have_task_word() && !static_branch_unlikely(&psim_table_key)) {
+	if (psim_words_in_tasks()) {
 		*v = READ_ONCE(*psim_task_word(p));
 		return true;
 	}
@@ -389,43 +396,84 @@ static inline u32 *psim_word_on(struct psim_pcpu *pc, struct task_struct *p,
 }
 
 /*
- * A switch between two tasks that stay runnable (@prev preempted, or
- * woken again before it blocked) and are counted runnable here already, in
- * no memory stall: the common switch of a busy CPU, where the locked path
- * would change no count, word or state. Checked without the lock: the
- * words of a running task and of a task queued here change only by their
- * own events or under this runqueue's lock, which the scheduler holds, and
- * ->st.oncpu and ->st.curr_memstall only by events on this CPU. A word
- * another CPU may be changing (a reused pid's, in the table) reads as
- * anything, and anything but psim_word_running() takes the locked path;
- * that word on both sides is a switch that writes nothing, as the locked
- * path would. Only ->curr moves.
+ * The two switches that make most of a busy CPU's, told without the lock.
+ * Both are between two tasks counted runnable here, in no memory stall
+ * (psim_word_running()), @next queued already:
+ * - settled: @prev stays runnable (preempted, or woken again before it
+ *   blocked). The locked path would change no count, word or state: only
+ *   ->curr moves.
+ * - plain sleep: @prev blocks outside iowait, not dying and not the
+ *   averaging worker. Only @prev's RUNNING goes (psim_switch_sleep()).
+ * The words of a running task and of a task queued here change only by
+ * their own events or under this runqueue's lock, which the scheduler
+ * holds, and ->st.oncpu and ->st.curr_memstall only by events on this CPU.
+ * A word another CPU may be changing (a reused pid's, in the table) reads
+ * as anything, and anything but psim_word_running() is some other switch;
+ * for a settled switch that word on both sides writes nothing, as the
+ * locked path would. A plain sleep writes @prev's word: it is told here
+ * only where the words are in task_struct; with the table, the pids are
+ * read under the lock (psim_switch_locked()).
  */
-static inline bool psim_switch_settled(struct psim_pcpu *pc,
-				       struct task_struct *prev,
-				       struct task_struct *next, bool preempt,
-				       unsigned int cpu)
+enum psim_switch_kind { PSIM_SW_OTHER, PSIM_SW_SETTLED, PSIM_SW_SLEEP };
+
+static inline enum psim_switch_kind
+psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
+		 struct task_struct *next, bool preempt, unsigned int cpu)
 {
+	unsigned int state;
 	u32 vp, vn;
 
-	if (!preempt && psim_task_state(prev) != TASK_RUNNING)
-		return false;
-	if (!prev->pid || !next->pid || !pc->st.oncpu)
-		return false;
-	if (!psim_word_val(prev, &vp) || !psim_word_val(next, &vn))
-		return false;
-	/* the common words only; any other takes the locked path */
-	return vp == psim_word_running(cpu) && vn == psim_word_running(cpu) &&
-	       !pc->st.curr_memstall;
+	if (!prev->pid || !next->pid || !pc->st.oncpu || pc->st.curr_memstall)
+		return PSIM_SW_OTHER;
+	if (psim_words_in_tasks()) {
+		vp = READ_ONCE(*psim_task_word(prev));
+		vn = READ_ONCE(*psim_task_word(next));
+	} else if (!psim_word_val(prev, &vp) || !psim_word_val(next, &vn)) {
+		return PSIM_SW_OTHER;
+	}
+	if (vp != psim_word_running(cpu) || vn != psim_word_running(cpu))
+		return PSIM_SW_OTHER;
+	state = psim_task_state(prev);
+	if (preempt || state == TASK_RUNNING)
+		return PSIM_SW_SETTLED;
+	if (!psim_words_in_tasks() || state == TASK_DEAD || prev->in_iowait ||
+	    prev == READ_ONCE(psim_avgs_worker))
+		return PSIM_SW_OTHER;
+	return PSIM_SW_SLEEP;
 }
 
 /*
- * The common blocking switch, with @pc locked: @prev, counted runnable
- * here and nothing else (no memory stall, not dying, not the averaging
- * worker), blocks outside iowait, and @next is counted runnable here
- * already, in no memory stall. Then only @prev's RUNNING goes:
- * what psim_switch_locked() does for it, in short. Returns @prev's word,
- * or NULL for any other switch.
+ * The plain sleep of psim_switch_kind() with @pc locked, @wp @prev's word:
+ * what psim_switch_locked() would do for it, in short.
+ */
+static inline void psim_sleep_commit(struct psim_pcpu *pc, unsigned int cpu,
+				     u32 *wp)
+{
+	bool keep = psim_run_dec_keeps_mask(&pc->st);
+
+	psim_store(wp, 0, cpu);
+	psim_cpu_counts(&pc->st, PSIM_TSK_RUNNING, 0);
+	if (!keep)
+		psim_update(&pc->st, cpu);
+}
+
+/*
+ * The plain sleep of this CPU's current task, told before the lock (words
+ * in task_struct; ->curr already set). Out of line, as psim_switch_locked(),
+ * and it keeps only @pc across the lock: @prev is current until the switch
+ * itself, and its word and the CPU are found again from there.
+ */
+static noinline void psim_switch_sleep(struct psim_pcpu *pc)
+{
+	psim_lock(pc);
+	psim_sleep_commit(pc, smp_processor_id(), psim_task_word(current));
+	psim_unlock(pc);
+	psim_wake_clock();
+}
+
+/*
+ * The plain sleep told with @pc locked, for the pid table: returns @prev's
+ * word, or NULL for any other switch.
  */
 static inline u32 *psim_switch_plain_sleep(struct psim_pcpu *pc,
 					   unsigned int cpu, bool preempt,
@@ -449,8 +497,8 @@ static inline u32 *psim_switch_plain_sleep(struct psim_pcpu *pc,
 }
 
 /*
- * Every other switch. Out of line, so that the settled switch above does
- * not pay for the registers this one needs.
+ * Every other switch. Out of line, so that the two switches above do not
+ * pay for the registers this one needs.
  */
 static noinline void psim_switch_locked(struct psim_pcpu *pc,
 					unsigned int cpu, bool preempt,
@@ -464,18 +512,15 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 	u16 nw = 0;
 
 	psim_lock(pc);
-	wp = psim_switch_plain_sleep(pc, cpu, preempt, prev, next);
-	if (likely(wp)) {
-		bool keep = psim_run_dec_keeps_mask(&pc->st);
-
-		psim_store(wp, 0, cpu);
-		psim_cpu_counts(&pc->st, PSIM_TSK_RUNNING, 0);
-		if (!keep)
-			psim_update(&pc->st, cpu);
-		pc->curr = next->pid;
-		psim_unlock(pc);
-		psim_wake_clock();
-		return;
+	if (!psim_words_in_tasks()) {
+		wp = psim_switch_plain_sleep(pc, cpu, preempt, prev, next);
+		if (likely(wp)) {
+			psim_sleep_commit(pc, cpu, wp);
+			pc->curr = next->pid;
+			psim_unlock(pc);
+			psim_wake_clock();
+			return;
+		}
 	}
 	/*
 	 * The pids only under the lock: an exec from a non-leader thread
@@ -553,17 +598,41 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
 	unsigned int cpu = smp_processor_id();
 
-	if (psim_switch_settled(pc, prev, next, preempt, cpu))
+	switch (psim_switch_kind(pc, prev, next, preempt, cpu)) {
+	case PSIM_SW_SETTLED:
 		WRITE_ONCE(pc->curr, next->pid);
-	else
+		break;
+	case PSIM_SW_SLEEP:
+		WRITE_ONCE(pc->curr, next->pid);
+		psim_switch_sleep(pc);
+		break;
+	default:
 		psim_switch_locked(pc, cpu, preempt, prev, next);
+	}
+}
+
+/*
+ * Any other wakeup, with @pc (@cpu's) locked: out of line, so that the
+ * common one below keeps fewer registers across its calls.
+ */
+static noinline void psim_wakeup_other(struct psim_pcpu *pc,
+				       struct task_struct *p, u32 *w,
+				       unsigned int cpu)
+{
+	unsigned int clear, set;
+
+	if (psim_wcpu(READ_ONCE(*w)) != cpu)
+		w = psim_relocate_locked_slow(pc, p, cpu);
+	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), cpu);
+	psim_cpu_counts(&pc->st, clear, set);
+	psim_update_wakeup(&pc->st, p, cpu);
 }
 
 /* A wakeup that makes @p runnable; @w is its word. Out of line, as above. */
 static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 {
-	unsigned int clear, set, cpu = task_cpu(p);
-	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, task_cpu(p));
+	unsigned int cpu;
 	u32 v;
 
 	/*
@@ -576,6 +645,11 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 	 */
 	lockdep_assert_irqs_disabled();
 	psim_lock(pc);
+	/*
+	 * Again from @p (stable under its runqueue lock) rather than kept
+	 * across the lock in a register.
+	 */
+	cpu = task_cpu(p);
 	v = READ_ONCE(*w);
 	if (likely((v & ~PSIM_TSK_IOWAIT) == cpu << PSIM_WCPU_SHIFT)) {
 		/*
@@ -592,12 +666,7 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 		if (!keep)
 			psim_update_wakeup(&pc->st, p, cpu);
 	} else {
-		if (psim_wcpu(v) != cpu)
-			w = psim_relocate_locked_slow(pc, p, cpu);
-		psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set),
-			   cpu);
-		psim_cpu_counts(&pc->st, clear, set);
-		psim_update_wakeup(&pc->st, p, cpu);
+		psim_wakeup_other(pc, p, w, cpu);
 	}
 	psim_unlock(pc);
 

@@ -111,6 +111,9 @@ static void call_switch(int cpu, bool preempt, struct task_struct *prev,
 {
 	struct ctx c = ctx_enter(cpu, true);
 
+	/* the tracepoint fires before the switch: prev is still current */
+	TU_CHECK(shim_current[cpu] == prev, "switch on cpu %d from pid %d, current is pid %d",
+		 cpu, prev->pid, shim_current[cpu]->pid);
 	prev->__state = prev_state;
 	prev->in_iowait = in_iowait;
 	next->cpu = cpu;
