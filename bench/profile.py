@@ -29,6 +29,8 @@ import re
 import statistics
 import sys
 
+from fit import per_switch_fit
+
 
 # Functions that run per context switch or wakeup: psi_mod's, the kernel's
 # PSI, the scheduler core around them, clocks and locks.
@@ -134,7 +136,8 @@ def report(args):
     print('Instructions per context switch (the run\'s instructions in a function / its')
     print('context switches in /proc/stat), mean of the runs; a block counts for the')
     print('function it starts in; inlined code counts for its caller.')
-    cells = sorted({k[:4] for k in data})
+    cells = sorted({k[:4] for k in data}, key=lambda k: (k[0], k[1], k[2] != 'root', int(k[3])))
+    summary = []
     for st, kern, cg, g in cells:
         cols = [c for c in COLUMNS if (st, kern, cg, g, c) in data]
         if 'psi=0' not in cols:
@@ -183,6 +186,36 @@ def report(args):
             m, f = (tot[cols.index(c)] - tot[0] for c in ('mod-on', 'psi=1-nocg'))
             if f > 0:
                 print(f'    mod-on / psi=1-nocg: {m / f:.2f} of the fair baseline\'s added instructions')
+            own = sum(v for k, v in per['mod-on']['f'].items() if k.endswith('[psi_mod]'))
+            # the run's scheduling-path instructions against its switches
+            fit = {c: [(r[0], sum(v for k, v in r[1].items() if SCHED_PATH.search(k)))
+                       for r in data[(st, kern, cg, g, c)].values()] for c in cols}
+            if all(len(v) >= 2 for v in fit.values()):
+                b, diff = per_switch_fit(fit)
+                summary.append((st, 'root' if cg == 'root' else '/a/b/c/d', g,
+                                diff('mod-on', 'psi=0'), diff('psi=1-nocg', 'psi=0'),
+                                diff('psi=1', 'psi=0') if 'psi=1' in cols else None, own))
+    if len(summary) > 1:
+        # one line per cell, the layout of overhead.txt's table of the same
+        # name (there from whole runs, here from the scheduling path)
+        print('\n== added instructions per context switch on the scheduling path:'
+              ' psi_mod / fair baseline / psi=1')
+        print('   per cell a least-squares fit over all its runs: a run\'s scheduling-path instructions =\n'
+              '   a per-run cost common to the columns + a per-switch cost of its column x its switches;\n'
+              '   added = the column\'s per-switch cost - psi=0\'s (+- standard error);'
+              ' ratio = mod-on / psi=1-nocg\n   (the goal: at most a third); own = psi_mod\'s own'
+              ' functions per switch (mean of the runs)')
+        print('   %-8s %-9s %3s %12s %12s %12s %6s %5s' % ('set', 'cgroup', 'g', 'mod-on', 'psi=1-nocg',
+                                                       'psi=1', 'ratio', 'own'))
+        for st, where, g, m, f, p1, own in summary:
+            print('   %-8s %-9s %3s %12s %12s %12s %6s %5.0f' % (
+                st, where, g, '%+.0f+-%.0f' % m, '%+.0f+-%.0f' % f,
+                '-' if p1 is None else '%+.0f+-%.0f' % p1,
+                '%.2f' % (m[0] / f[0]) if f[0] > 0 else '-', own))
+        r = [m[0] / f[0] for _, _, _, m, f, _, _ in summary if f[0] > 0]
+        if r:
+            print(f'   ratio {min(r):.2f} to {max(r):.2f}, median {statistics.median(r):.2f};'
+                  f' at most a third in {sum(x <= 1 / 3 for x in r)} of {len(r)} cells')
 
 
 def main():

@@ -14,10 +14,13 @@ time or instructions than psi=0; *...* where Welch's t-test gives p < 0.05.
 import argparse
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+
+from fit import per_switch_fit
 
 COLS = {
     "psimod": ["nopsi", "psi=0", "psi=1", "psi=1-nocg", "mod-off", "mod-on", "nopsi+mod"],
@@ -207,16 +210,25 @@ def main():
                 out.append("")
     # per-switch profile: instructions per context switch, and the marginal
     # cost per switch (slope of instructions over switches across runs)
+    # what each column adds per switch: per cell, the runs of all its
+    # columns fitted at once (bench/fit.py: a cost common to the columns,
+    # the same messages in each, + a per-switch cost of the column)
+    added = {}
+    for s in ("psimod", "stock"):
+        for cg in ("root", "cg"):
+            grid = data["insns"][s][cg]
+            for g in sorted(grid):
+                runs_by_col = {c: list(zip(ctxt[(s, cg, g, c)], grid[g][c])) for c in COLS[s] if grid[g].get(c)}
+                if "psi=0" in runs_by_col and sum(map(len, runs_by_col.values())) > len(runs_by_col) + 1:
+                    added[(s, cg, g)] = per_switch_fit(runs_by_col)
     out.append("== instructions per context switch (ctxt from /proc/stat around each run)")
-    out.append("   per column: mean insns / mean switches; slope = d(insns)/d(switches) over the runs")
-    out.append("   (+/- its standard error); added = (switch-adjusted mean - psi=0's) / psi=0's mean switches;")
+    out.append("   per column: mean insns / mean switches; slope = d(insns)/d(switches) over the column's runs")
+    out.append("   (+/- its standard error); added = per-switch cost - psi=0's, from the cell's fit (below);")
     out.append("   common = the common slope used for the adjusted table")
     for s in ("psimod", "stock"):
         for cg in ("root", "cg"):
             grid = data["insns"][s][cg]
             for g in sorted(grid):
-                base = grid[g].get("psi=0", [])
-                bctx = ctxt.get((s, cg, g, "psi=0"), [])
                 parts = []
                 for c in COLS[s]:
                     v = grid[g].get(c, [])
@@ -225,33 +237,34 @@ def main():
                         continue
                     per = mean(v) / max(mean(cx), 1)
                     fit = linfit(cx, v)
-                    adj = data["insns_adj"][s][cg][g]
-                    add = ("%+.0f" % ((mean(adj[c]) - mean(adj["psi=0"])) / max(mean(bctx), 1))) if base and c != "psi=0" else "0"
+                    add = "-"
+                    if (s, cg, g) in added:
+                        add = "%+.0f" % added[(s, cg, g)][1](c, "psi=0")[0] if c != "psi=0" else "0"
                     parts.append("%s: %.0f/sw (%d sw) slope %s added %s" % (
                         c, per, mean(cx), ("%.0f+/-%.0f" % fit) if fit else "-", add))
                 out.append("%s %s g=%d (common %.0f/sw): %s" % (s, cg, g, slopes.get((s, cg, g), 0), "; ".join(parts)))
     out.append("")
     # psi_mod against the fair baseline (the kernel's PSI without cgroup
-    # groups, as psi_mod keeps one system-wide group) and against psi=1:
-    # the "added" figures above, side by side
+    # groups, as psi_mod keeps one system-wide group) and against psi=1
     out.append("== added instructions per context switch: psi_mod / fair baseline / psi=1")
-    out.append("   mod-on, psi=1-nocg (psi=1 cgroup_disable=pressure), psi=1: the switch-adjusted mean minus psi=0's,")
-    out.append("   over psi=0's mean switches; ratio = mod-on / psi=1-nocg (the goal: at most 0.33)")
-    out.append("   %-8s %-5s %3s %10s %12s %10s %8s" % ("set", "cg", "g", "mod-on", "psi=1-nocg", "psi=1", "ratio"))
-    for s in ("psimod", "stock"):
-        for cg in ("root", "cg"):
-            grid = data["insns_adj"][s][cg]
-            for g in sorted(grid):
-                adj = grid[g]
-                bctx = ctxt.get((s, cg, g, "psi=0"), [])
-                if "psi=0" not in adj or not bctx:
-                    continue
-                add = {c: (mean(adj[c]) - mean(adj["psi=0"])) / max(mean(bctx), 1)
-                       for c in ("mod-on", "psi=1-nocg", "psi=1") if adj.get(c)}
-                ratio = ("%.2f" % (add["mod-on"] / add["psi=1-nocg"])
-                         if "mod-on" in add and add.get("psi=1-nocg", 0) > 0 else "-")
-                out.append("   %-8s %-5s %3d %10s %12s %10s %8s" % (
-                    s, cg, g, *(("%+.0f" % add[c]) if c in add else "-" for c in ("mod-on", "psi=1-nocg", "psi=1")), ratio))
+    out.append("   per cell a least-squares fit over all its runs: a run's instructions = a cost common to the")
+    out.append("   columns (the same messages in each) + a per-switch cost of its column x its switches;")
+    out.append("   added = the column's per-switch cost - psi=0's (+- standard error);")
+    out.append("   ratio = mod-on / psi=1-nocg (psi=1 cgroup_disable=pressure; the goal: at most a third)")
+    out.append("   %-8s %-5s %3s %12s %12s %12s %8s" % ("set", "cg", "g", "mod-on", "psi=1-nocg", "psi=1", "ratio"))
+    ratios = []
+    for (s, cg, g), (b, diff) in added.items():
+        add = {c: diff(c, "psi=0") for c in ("mod-on", "psi=1-nocg", "psi=1") if c in b}
+        ratio = "-"
+        if "mod-on" in add and add.get("psi=1-nocg", (0, 0))[0] > 0:
+            ratios.append(add["mod-on"][0] / add["psi=1-nocg"][0])
+            ratio = "%.2f" % ratios[-1]
+        out.append("   %-8s %-5s %3d %12s %12s %12s %8s" % (
+            s, cg, g, *(("%+.0f+-%.0f" % add[c]) if c in add else "-" for c in ("mod-on", "psi=1-nocg", "psi=1")),
+            ratio))
+    if ratios:
+        out.append("   ratio %.2f to %.2f, median %.2f; at most a third in %d of %d cells" % (
+            min(ratios), max(ratios), statistics.median(ratios), sum(r <= 1 / 3 for r in ratios), len(ratios)))
     out.append("")
     if o.idle and os.path.exists(o.idle):
         out.append("== idle and memory cost (%s)" % os.path.basename(o.idle))

@@ -40,13 +40,18 @@
 #              cpu some trigger that hackbench's run queue keeps stalled: the
 #              fast path polls ten times a second throughout);
 #              bench/results/profile-triggers.txt.
-#   --profile  where the instructions go: one round, group count 2, root and
-#              /a/b/c/d, 3 runs per cell, boots psi=0 (none, on) and psi=1 of
-#              the -psimod-psi kernel and of stock 6.1; the plugin counts every
-#              executed block, bench/profile.py folds them into functions and
-#              prints instructions per context switch per function, what
-#              psi_mod adds (mod-on - psi=0) beside what the kernel's PSI adds
-#              (psi=1 - psi=0): bench/results/profile.txt.
+#   --profile  where the instructions go: one round, group counts 1, 2, 4
+#              and 8 with 1000, 500, 250 and 125 loops (400000 messages a run),
+#              root and /a/b/c/d, 3 runs per cell, boots psi=0 (none, on),
+#              psi=1 and psi=1 cgroup_disable=pressure of the -psimod-psi
+#              kernel and of stock 6.1; the plugin counts every executed
+#              block, bench/profile.py folds them into functions and prints
+#              instructions per context switch per function, what psi_mod
+#              adds (mod-on - psi=0) beside what the kernel's PSI adds
+#              (psi=1 - psi=0), and a table of the 16 cells:
+#              bench/results/profile.txt. --triggers runs group count 2 with
+#              500 loops, --readers with 50; BENCH_PROFILE_GROUPS and
+#              BENCH_PROFILE_REPS set others.
 #   --report   only rebuild the tables and plots from raw files of earlier runs
 #              (with the meta-* and idle-* files of the same time stamp
 #              beside them, for one raw file)
@@ -104,7 +109,13 @@ while [ $# -gt 0 ]; do
 	esac
 done
 if [ $profile = 1 ]; then
-	rounds=1 reps=${BENCH_PROFILE_REPS:-3} idle=0 groups=${BENCH_PROFILE_GROUPS:-2:50}
+	# 400000 messages a run for --profile and --triggers: shorter runs
+	# spread the per-run costs (forks, exits) and hackbench's changing mix
+	# of switches over too few switches to resolve a few instructions
+	pgroups=1:1000,2:500,4:250,8:125
+	[ $triggers = 0 ] || pgroups=2:500
+	[ $readers = 0 ] || pgroups=2:50
+	rounds=1 reps=${BENCH_PROFILE_REPS:-3} idle=0 groups=${BENCH_PROFILE_GROUPS:-$pgroups}
 fi
 if [ $smoke = 1 ]; then
 	rounds=1 reps=2 sets=stock cgs=root idle=0 groups=${BENCH_SMOKE_GROUPS:-1:80}
