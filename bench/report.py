@@ -208,8 +208,6 @@ def main():
                     out.append(line)
                     out.append(nline)
                 out.append("")
-    # per-switch profile: instructions per context switch, and the marginal
-    # cost per switch (slope of instructions over switches across runs)
     # what each column adds per switch: per cell, the runs of all its
     # columns fitted at once (bench/fit.py: a cost common to the columns,
     # the same messages in each, + a per-switch cost of the column)
@@ -221,6 +219,8 @@ def main():
                 runs_by_col = {c: list(zip(ctxt[(s, cg, g, c)], grid[g][c])) for c in COLS[s] if grid[g].get(c)}
                 if "psi=0" in runs_by_col and sum(map(len, runs_by_col.values())) > len(runs_by_col) + 1:
                     added[(s, cg, g)] = per_switch_fit(runs_by_col)
+    # per-switch profile: instructions per context switch, and the marginal
+    # cost per switch (slope of instructions over switches across runs)
     out.append("== instructions per context switch (ctxt from /proc/stat around each run)")
     out.append("   per column: mean insns / mean switches; slope = d(insns)/d(switches) over the column's runs")
     out.append("   (+/- its standard error); added = per-switch cost - psi=0's, from the cell's fit (below);")

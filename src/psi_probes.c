@@ -222,8 +222,8 @@ static inline u32 *psim_word_peek(struct task_struct *p)
 
 /*
  * @p's word in *@v, or false for a pid beyond the table: psim_word_peek()
- * by value, for the lockless switch test, which then has no pointer to
- * test against NULL in the task_struct case.
+ * by value, for the switch test, which may read a reused pid's word that
+ * another CPU is changing.
  */
 static inline bool psim_word_val(struct task_struct *p, u32 *v)
 {
@@ -396,35 +396,38 @@ static inline u32 *psim_word_on(struct psim_pcpu *pc, struct task_struct *p,
 }
 
 /*
- * The two switches that make most of a busy CPU's, told without the lock.
- * Both are between two tasks counted runnable here, in no memory stall
- * (psim_word_running()), @next queued already:
+ * The two switches that make most of a busy CPU's. Both are between two
+ * tasks counted runnable here, in no memory stall (psim_word_running()),
+ * @next queued already:
  * - settled: @prev stays runnable (preempted, or woken again before it
  *   blocked). The locked path would change no count, word or state: only
  *   ->curr moves.
  * - plain sleep: @prev blocks outside iowait, not dying and not the
- *   averaging worker. Only @prev's RUNNING goes (psim_switch_sleep()).
- * The words of a running task and of a task queued here change only by
- * their own events or under this runqueue's lock, which the scheduler
- * holds, and ->st.oncpu and ->st.curr_memstall only by events on this CPU.
- * A word another CPU may be changing (a reused pid's, in the table) reads
- * as anything, and anything but psim_word_running() is some other switch;
- * for a settled switch that word on both sides writes nothing, as the
- * locked path would. A plain sleep writes @prev's word: it is told here
- * only where the words are in task_struct; with the table, the pids are
- * read under the lock (psim_switch_locked()).
+ *   averaging worker. Only @prev's RUNNING goes (psim_sleep_commit()).
+ * Told without the lock (@locked false): the words of a running task and
+ * of a task queued here change only by their own events or under this
+ * runqueue's lock, which the scheduler holds, and ->st.oncpu and
+ * ->st.curr_memstall only by events on this CPU. A word another CPU may be
+ * changing (a reused pid's, in the table) reads as anything, and anything
+ * but psim_word_running() is some other switch; for a settled switch that
+ * word on both sides writes nothing, as the locked path would. A plain
+ * sleep writes @prev's word, which with the table is found by pid, and an
+ * exec's pid swap changes that under the CPU's lock: with the table it is
+ * told only with @pc locked (psim_switch_locked()).
  */
 enum psim_switch_kind { PSIM_SW_OTHER, PSIM_SW_SETTLED, PSIM_SW_SLEEP };
 
 static inline enum psim_switch_kind
 psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
-		 struct task_struct *next, bool preempt, unsigned int cpu)
+		 struct task_struct *next, bool preempt, unsigned int cpu,
+		 bool locked)
 {
 	unsigned int state;
 	u32 vp, vn;
 
 	if (!prev->pid || !next->pid || !pc->st.oncpu || pc->st.curr_memstall)
 		return PSIM_SW_OTHER;
+	/* the task_struct words written out: one static branch, not two */
 	if (psim_words_in_tasks()) {
 		vp = READ_ONCE(*psim_task_word(prev));
 		vn = READ_ONCE(*psim_task_word(next));
@@ -436,8 +439,8 @@ psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
 	state = psim_task_state(prev);
 	if (preempt || state == TASK_RUNNING)
 		return PSIM_SW_SETTLED;
-	if (!psim_words_in_tasks() || state == TASK_DEAD || prev->in_iowait ||
-	    prev == READ_ONCE(psim_avgs_worker))
+	if ((!locked && !psim_words_in_tasks()) || state == TASK_DEAD ||
+	    prev->in_iowait || prev == READ_ONCE(psim_avgs_worker))
 		return PSIM_SW_OTHER;
 	return PSIM_SW_SLEEP;
 }
@@ -472,31 +475,6 @@ static noinline void psim_switch_sleep(struct psim_pcpu *pc)
 }
 
 /*
- * The plain sleep told with @pc locked, for the pid table: returns @prev's
- * word, or NULL for any other switch.
- */
-static inline u32 *psim_switch_plain_sleep(struct psim_pcpu *pc,
-					   unsigned int cpu, bool preempt,
-					   struct task_struct *prev,
-					   struct task_struct *next)
-{
-	unsigned int state = psim_task_state(prev);
-	u32 *wp, vn;
-
-	if (preempt || state == TASK_RUNNING || state == TASK_DEAD ||
-	    prev->in_iowait || !prev->pid || !next->pid || !pc->st.oncpu ||
-	    prev == READ_ONCE(psim_avgs_worker))
-		return NULL;
-	wp = psim_word_peek(prev);
-	if (!wp || !psim_word_val(next, &vn))
-		return NULL;
-	if (READ_ONCE(*wp) != psim_word_running(cpu) ||
-	    vn != psim_word_running(cpu) || pc->st.curr_memstall)
-		return NULL;
-	return wp;
-}
-
-/*
  * Every other switch. Out of line, so that the two switches above do not
  * pay for the registers this one needs.
  */
@@ -512,15 +490,15 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 	u16 nw = 0;
 
 	psim_lock(pc);
-	if (!psim_words_in_tasks()) {
-		wp = psim_switch_plain_sleep(pc, cpu, preempt, prev, next);
-		if (likely(wp)) {
-			psim_sleep_commit(pc, cpu, wp);
-			pc->curr = next->pid;
-			psim_unlock(pc);
-			psim_wake_clock();
-			return;
-		}
+	/* with the pid table, the plain sleep is told here, under the lock */
+	if (!psim_words_in_tasks() &&
+	    psim_switch_kind(pc, prev, next, preempt, cpu, true) ==
+	    PSIM_SW_SLEEP) {
+		psim_sleep_commit(pc, cpu, psim_word_peek(prev));
+		pc->curr = next->pid;
+		psim_unlock(pc);
+		psim_wake_clock();
+		return;
 	}
 	/*
 	 * The pids only under the lock: an exec from a non-leader thread
@@ -598,7 +576,7 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
 	unsigned int cpu = smp_processor_id();
 
-	switch (psim_switch_kind(pc, prev, next, preempt, cpu)) {
+	switch (psim_switch_kind(pc, prev, next, preempt, cpu, false)) {
 	case PSIM_SW_SETTLED:
 		WRITE_ONCE(pc->curr, next->pid);
 		break;
