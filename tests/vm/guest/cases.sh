@@ -113,7 +113,7 @@ expect_monotonic() {	# A B FILE...
 # 4 spinners on 2 vCPUs for 15 s: cpu some avg10 >= 50, total grows >= 80% of wall.
 case_spin() {
 	local i wall d v
-	for i in 1 2 3 4; do bg spin 18; done
+	spinners 4 18
 	snap $C/a $PSI_DIR/cpu
 	sleep 15
 	snap $C/b $PSI_DIR/cpu

@@ -52,6 +52,24 @@ bg_kill() {
 	for p in $(cat $C/pids); do wait "$p" 2>/dev/null; done
 	rm -f $C/pids
 }
+# spinners N SECS: N CPU burners in the background, spinner i pinned to CPU
+# i mod nproc, so that every CPU carries its share whatever the balancer
+# does (unpinned, it may leave 3 on one CPU and 1 on the other of 2 for
+# most of a run: then one CPU is not stalled at all)
+spinners() {
+	local i n
+	n=$(nproc)
+	for i in $(seq 0 $(($1 - 1))); do bg taskset -c $((i % n)) spin "$2"; done
+}
+# kill_tree PID: PID and every descendant, stopped first so that none can
+# fork a new one meanwhile (a case's subshell killed alone leaves its
+# children running: an apt-get holding the dpkg lock, say)
+kill_tree() {
+	local c
+	kill -STOP "$1" 2>/dev/null
+	for c in $(cat /proc/$1/task/*/children 2>/dev/null); do kill_tree "$c"; done
+	kill -9 "$1" 2>/dev/null
+}
 
 # --- the accuracy target for a total, psi_mod side by side with
 # the kernel's PSI (psi1's sbs-idle, the compare suite): |psi_mod - kernel|
@@ -104,12 +122,18 @@ run_case() {
 	  sleep $limit & sp=$!
 	  wait $sp
 	  touch $C/timeout
-	  kill -9 $pid 2>/dev/null ) &
+	  kill_tree $pid ) &
 	wd=$!
 	wait $pid
 	kill $wd 2>/dev/null
 	wait $wd 2>/dev/null
 	bg_kill
+	# a case that timed out may have left something to say or to put
+	# right for the next one: its after_timeout_<fn>, where the suite
+	# defines one
+	if [ -f $C/timeout ] && command -v after_timeout_$fn >/dev/null; then
+		after_timeout_$fn >>$C/notes 2>&1
+	fi
 	d=$(joinl $C/notes)
 	if [ -f $C/timeout ]; then
 		report "$name FAIL timed out after ${limit}s${d:+ | $d}"

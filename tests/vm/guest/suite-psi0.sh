@@ -56,7 +56,7 @@ case_pidwrap() {
 case_toggle() {
 	local i r ton wall t f k v before
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
-	for i in 1 2 3 4; do bg spin 20; done
+	spinners 4 20
 	sleep 2
 	before=$(psi_val $PSI_DIR/cpu some total)
 	r=$(kit write $ENABLE 0)
@@ -382,7 +382,7 @@ events_n() { awk '$1 == "events" { print $2 }' "$1"; }
 case_trig_cpu() {
 	local i n g
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
-	for i in 1 2 3 4; do bg spin 12; done
+	spinners 4 12
 	trig watch $PSI_DIR/cpu 'some 100000 1000000\n' 8 poll > $C/w 2>&1
 	n=$(events_n $C/w) g=$(events_gaps $C/w)
 	expect "cpu some 100ms/1s events in 8 s under 4 spinners: ${n:-none}, want >= 4: $(tr '\n' ' ' < $C/w)" ige "${n:-0}" 4
@@ -449,7 +449,7 @@ case_trig_unpriv() {
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
 	r=$(trig -u 65534 write $PSI_DIR/cpu 'some 100000 1000000\n')
 	expect "uid 65534, 1 s window: '$r', want EINVAL" [ "$r" = EINVAL ]
-	for i in 1 2 3 4; do bg spin 14; done
+	spinners 4 14
 	trig -u 65534 watch $PSI_DIR/cpu 'some 100000 2000000\n' 11 poll > $C/w 2>&1 &
 	sleep 2
 	r=$(trig_debug triggers)
@@ -484,7 +484,7 @@ many_ready() {
 case_trig_many() {
 	local i t0 t1 w0 w1 u0 u1 n base cost
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
-	for i in 1 2 3 4; do bg spin 300; done
+	spinners 4 300
 	t0=$(kit now) w0=$(trig_debug avgs_work_us)
 	sleep 8
 	t1=$(kit now) w1=$(trig_debug avgs_work_us)
@@ -513,7 +513,7 @@ case_trig_many() {
 case_trig_many_priv() {
 	local i t0 t1 w0 w1 u0 u1 e0 e1 n base cost
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
-	for i in 1 2 3 4; do bg spin 300; done
+	spinners 4 300
 	bg trig many $PSI_DIR/cpu 'some 100000 1000000\n' 1 600 > $C/one 2>&1
 	many_ready $C/one
 	t0=$(kit now) w0=$(trig_debug poll_work_us)

@@ -96,7 +96,7 @@ case_sbs_idle() {
 case_sbs_cpu() {
 	local i wall dk
 	mod_loaded || { bad "module not loaded"; return; }
-	for i in 1 2 3 4; do bg spin 18; done
+	spinners 4 18
 	snap $C/a $K/cpu $M/cpu
 	sleep 15
 	snap $C/b $K/cpu $M/cpu
@@ -220,7 +220,7 @@ case_sbs_io_free() {
 case_sbs_mixed() {
 	local i out
 	mod_loaded || { bad "module not loaded"; return; }
-	for i in 1 2 3 4; do bg spin 13; done
+	spinners 4 13
 	snap $C/a $K/cpu $K/io $M/cpu $M/io
 	out=$(dio read $DISK 10 2>&1)
 	snap $C/b $K/cpu $K/io $M/cpu $M/io
@@ -299,7 +299,7 @@ case_sbs_trig_abi() {
 # and unprivileged 200 ms / 2 s cpu some; event counts side by side.
 case_sbs_trig_events() {
 	local i nk nm uk um
-	for i in 1 2 3 4; do bg spin 13; done
+	spinners 4 13
 	trig watch $K/cpu 'some 100000 1000000\n' 10 poll > $C/k 2>&1 &
 	trig watch $M/cpu 'some 100000 1000000\n' 10 poll > $C/m 2>&1 &
 	trig -u 65534 watch $K/cpu 'some 200000 2000000\n' 10 epoll > $C/uk 2>&1 &
