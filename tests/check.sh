@@ -33,7 +33,27 @@ run_suite() {	# name command...
 	fi
 }
 
+# Downloads first, in the background while the early lanes run: the
+# kernels lane's Debian kernels and the system lane's image are fetched
+# from the archive (network and unpacking, a few minutes, little CPU).
+# Each lane fetches again whatever this did not (and reports a failure
+# there); it waits for this to end before it starts.
+prefetch=
+case " ${suites[*]} " in *" kernels "*|*" system "*)
+	( case " ${suites[*]} " in *" kernels "*) tests/kernels/fetch.sh ;; esac
+	  case " ${suites[*]} " in *" system "*) tests/system/image.sh ;; esac
+	) >build/prefetch.log 2>&1 </dev/null &
+	prefetch=$!
+	;;
+esac
+prefetch_wait() {
+	[ -n "$prefetch" ] || return 0
+	wait "$prefetch"
+	prefetch=
+}
+
 for s in "${suites[@]}"; do
+	case $s in kernels|system) prefetch_wait ;; esac
 	case $s in
 	lint) run_suite lint tests/lint.sh "$kdir" ;;
 	unit) run_suite unit make -s -C tests/unit check ;;
@@ -50,6 +70,7 @@ for s in "${suites[@]}"; do
 	esac
 done
 
+prefetch_wait
 pass=$(grep -c '^PASS ' "$log")
 fail=$(grep -c '^FAIL ' "$log")
 echo
