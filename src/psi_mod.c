@@ -12,6 +12,7 @@
 #include <linux/moduleparam.h>
 #include <linux/kernel.h>
 #include <linux/ctype.h>
+#include <linux/delay.h>
 #include <linux/mutex.h>
 #include <linux/namei.h>
 #include <linux/string.h>
@@ -32,6 +33,7 @@ static bool psim_memstall_tp_only;	/* memstall_tracepoints= */
 static bool psim_warmup;		/* warmup= */
 static bool psim_percpu;		/* percpu= */
 static bool psim_irq;			/* irq= */
+static unsigned int psim_fail_start;	/* fail_start= */
 
 /* Whether /proc/<name> exists. */
 static bool psim_proc_exists(const char *name)
@@ -60,6 +62,50 @@ static int psim_check_dir_free(void)
 }
 
 /*
+ * fail_start=N, a test aid: the start fails with -ECANCELED right after its
+ * step N (enum psim_start_step: 1 aggregation, 2 triggers, 3 probes, 4 irq,
+ * 5 files) has done its work, so that a test sees each step's unwinding.
+ * At step 5 the first files are live: it waits up to 10 s for a trigger
+ * with a poller on one of them, which the unwinding must wake and free
+ * safely. 0, the default, fails nothing.
+ */
+int psim_start_fault(enum psim_start_step step)
+{
+	unsigned int waited_ms;
+
+	if (step != psim_fail_start)
+		return 0;
+	if (step == PSIM_STEP_FILES)
+		for (waited_ms = 0; waited_ms < 10000 && !psim_triggers_polled();
+		     waited_ms += 20)
+			msleep(20);
+	pr_info("fail_start=%u: the start fails after this step, as asked\n",
+		step);
+	return -ECANCELED;
+}
+
+static int psim_fail_start_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+
+	if (kstrtouint(val, 10, &n) || n >= PSIM_NR_STEPS) {
+		pr_err("fail_start=\"%*pE\": want a start step from 1 to %d, or 0\n",
+		       (int)min_t(size_t, strlen(val), 32), val,
+		       PSIM_NR_STEPS - 1);
+		return -EINVAL;
+	}
+	psim_fail_start = n;
+	return 0;
+}
+
+static const struct kernel_param_ops psim_fail_start_ops = {
+	.set = psim_fail_start_set,
+	.get = param_get_uint,
+};
+module_param_cb(fail_start, &psim_fail_start_ops, &psim_fail_start, 0444);
+MODULE_PARM_DESC(fail_start, "Test aid: make the start fail after step N (1 aggregation, 2 triggers, 3 probes, 4 irq, 5 files); 0, the default, fails nothing");
+
+/*
  * Fresh totals first (the probes start the averaging work), then the state
  * and the probes, then the files.
  */
@@ -73,7 +119,13 @@ static int psim_start(void)
 	if (ret)
 		return ret;
 	psim_aggregate_start(psim_warmup, psim_percpu);
+	ret = psim_start_fault(PSIM_STEP_AGGREGATE);
+	if (ret)
+		goto err_triggers;
 	psim_triggers_start();
+	ret = psim_start_fault(PSIM_STEP_TRIGGERS);
+	if (ret)
+		goto err_triggers;
 	/*
 	 * With psi_mod's own files absent, /proc/pressure is the kernel's: its
 	 * PSI is on and owns the per-task word.
@@ -82,8 +134,14 @@ static int psim_start(void)
 				psim_proc_exists("pressure"));
 	if (ret)
 		goto err_triggers;
+	ret = psim_start_fault(PSIM_STEP_PROBES);
+	if (ret)
+		goto err_probes;
 	if (psim_irq)
 		psim_irq_start();
+	ret = psim_start_fault(PSIM_STEP_IRQ);
+	if (ret)
+		goto err_probes;
 	ret = psim_proc_create(psim_proc_dir, psim_percpu, psim_irq);
 	if (ret)
 		goto err_probes;
