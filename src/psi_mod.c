@@ -106,8 +106,43 @@ module_param_cb(fail_start, &psim_fail_start_ops, &psim_fail_start, 0444);
 MODULE_PARM_DESC(fail_start, "Test aid: make the start fail after step N (1 aggregation, 2 triggers, 3 probes, 4 irq, 5 files); 0, the default, fails nothing");
 
 /*
+ * Undo the start's steps from @done back to the first, the last first:
+ * the stop (@done PSIM_STEP_FILES) and the start's error paths. A step
+ * that failed has undone its own part. The pollers of triggers are woken
+ * and gone before the files (a file may be open with a polled trigger,
+ * psi_triggers.c), so no reader runs and every trigger is destroyed; then
+ * the probes; then the works they may have armed.
+ */
+static void psim_undo(enum psim_start_step done)
+{
+	switch (done) {
+	case PSIM_STEP_FILES:
+		psim_triggers_shutdown();
+		psim_proc_remove();
+		fallthrough;
+	case PSIM_STEP_IRQ:
+		psim_irq_stop();
+		fallthrough;
+	case PSIM_STEP_PROBES:
+		psim_probes_stop();
+		fallthrough;
+	case PSIM_STEP_TRIGGERS:
+		psim_triggers_stop();
+		fallthrough;
+	case PSIM_STEP_AGGREGATE:
+		psim_aggregate_stop();
+		fallthrough;
+	default:
+		break;
+	}
+}
+
+/*
  * Fresh totals first (the probes start the averaging work), then the state
- * and the probes, then the files.
+ * and the probes, then the files. A failing step undoes its own part, and
+ * psim_undo() the steps before it; the files are the exception: those
+ * created before a failure stay live, and psim_undo() removes them after
+ * the triggers' shutdown, as at the stop.
  */
 static int psim_start(void)
 {
@@ -121,7 +156,7 @@ static int psim_start(void)
 	psim_aggregate_start(psim_warmup, psim_percpu);
 	ret = psim_start_fault(PSIM_STEP_AGGREGATE);
 	if (ret)
-		goto err_triggers;
+		goto err_aggregate;
 	psim_triggers_start();
 	ret = psim_start_fault(PSIM_STEP_TRIGGERS);
 	if (ret)
@@ -141,37 +176,35 @@ static int psim_start(void)
 		psim_irq_start();
 	ret = psim_start_fault(PSIM_STEP_IRQ);
 	if (ret)
-		goto err_probes;
+		goto err_irq;
 	ret = psim_proc_create(psim_proc_dir, psim_percpu, psim_irq);
 	if (ret)
-		goto err_probes;
+		goto err_files;
 	psim_active = true;
 	return 0;
 
+err_files:
+	psim_undo(PSIM_STEP_FILES);
+	return ret;
+err_irq:
+	psim_undo(PSIM_STEP_IRQ);
+	return ret;
 err_probes:
-	psim_irq_stop();
-	psim_probes_stop();
+	psim_undo(PSIM_STEP_PROBES);
+	return ret;
 err_triggers:
-	/* probes that were attached for a while may have armed it */
-	psim_aggregate_stop();
-	psim_triggers_stop();
+	psim_undo(PSIM_STEP_TRIGGERS);
+	return ret;
+err_aggregate:
+	psim_undo(PSIM_STEP_AGGREGATE);
 	return ret;
 }
 
-/*
- * Pollers of triggers woken and gone, then the files, so no reader runs
- * and every trigger is destroyed; then the probes; then the works.
- */
 static void psim_stop(void)
 {
 	if (!psim_active)
 		return;
-	psim_triggers_shutdown();
-	psim_proc_remove();
-	psim_irq_stop();
-	psim_probes_stop();
-	psim_aggregate_stop();
-	psim_triggers_stop();
+	psim_undo(PSIM_STEP_FILES);
 	psim_active = false;
 }
 
