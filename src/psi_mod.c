@@ -13,6 +13,8 @@
 #include <linux/kernel.h>
 #include <linux/ctype.h>
 #include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/mount.h>
 #include <linux/mutex.h>
 #include <linux/namei.h>
 #include <linux/string.h>
@@ -35,26 +37,57 @@ static bool psim_percpu;		/* percpu= */
 static bool psim_irq;			/* irq= */
 static unsigned int psim_fail_start;	/* fail_start= */
 
-/* Whether /proc/<name> exists. */
-static bool psim_proc_exists(const char *name)
+/*
+ * Whether /proc/<name> is registered, asked of procfs itself: a lookup in a
+ * private mount of it, which the caller's root, mount namespace and the
+ * options of its /proc (subset=pid, hidepid) do not affect.
+ */
+static int psim_proc_taken(const char *name, bool *taken)
 {
-	char path[sizeof("/proc/") + PSIM_DIR_MAX];
-	struct path p;
+	struct file_system_type *proc;
+	struct vfsmount *mnt;
+	struct dentry *d;
+	int ret = 0;
 
-	snprintf(path, sizeof(path), "/proc/%s", name);
-	if (kern_path(path, 0, &p))
-		return false;
-	path_put(&p);
-	return true;
+	proc = get_fs_type("proc");
+	if (!proc)
+		return -ENOENT;
+	mnt = kern_mount(proc);
+	if (IS_ERR(mnt)) {
+		ret = PTR_ERR(mnt);
+	} else {
+		/* one name: psim_dir_set() allows no '/' */
+		d = lookup_positive_unlocked(name, mnt->mnt_root, strlen(name));
+		if (IS_ERR(d))
+			ret = PTR_ERR(d);
+		else
+			dput(d);
+		kern_unmount(mnt);
+	}
+	/* put_filesystem(), not exported; procfs is built in */
+	module_put(proc->owner);
+	*taken = !ret;
+	return ret == -ENOENT ? 0 : ret;
 }
 
 /*
  * procfs warns when a name is registered twice, so look first: the kernel's
  * own PSI, when on, owns /proc/pressure.
  */
-static int psim_check_dir_free(void)
+static int psim_check_dir_free(bool kernel_psi)
 {
-	if (!psim_proc_exists(psim_proc_dir))
+	bool taken = kernel_psi && !strcmp(psim_proc_dir, "pressure");
+	int ret;
+
+	if (!taken) {
+		ret = psim_proc_taken(psim_proc_dir, &taken);
+		if (ret) {
+			pr_err("cannot look up /proc/%s in procfs: %d\n",
+			       psim_proc_dir, ret);
+			return ret;
+		}
+	}
+	if (!taken)
 		return 0;
 	pr_err("/proc/%s already exists (is the kernel's own PSI on?); load with proc_dir=<name> to run beside it\n",
 	       psim_proc_dir);
@@ -146,11 +179,14 @@ static void psim_undo(enum psim_start_step done)
  */
 static int psim_start(void)
 {
+	bool kernel_psi;
 	int ret;
 
 	if (psim_active)
 		return 0;
-	ret = psim_check_dir_free();
+	/* with the kernel's PSI on, psi_flags is its own (psim_probes_start) */
+	kernel_psi = psim_kernel_psi_on();
+	ret = psim_check_dir_free(kernel_psi);
 	if (ret)
 		return ret;
 	psim_aggregate_start(psim_warmup, psim_percpu);
@@ -161,12 +197,7 @@ static int psim_start(void)
 	ret = psim_start_fault(PSIM_STEP_TRIGGERS);
 	if (ret)
 		goto err_triggers;
-	/*
-	 * With psi_mod's own files absent, /proc/pressure is the kernel's: its
-	 * PSI is on and owns the per-task word.
-	 */
-	ret = psim_probes_start(psim_memstall_tp_only,
-				psim_proc_exists("pressure"));
+	ret = psim_probes_start(psim_memstall_tp_only, kernel_psi);
 	if (ret)
 		goto err_triggers;
 	ret = psim_start_fault(PSIM_STEP_PROBES);
