@@ -179,6 +179,7 @@ static void psim_undo(enum psim_start_step done)
  */
 static int psim_start(void)
 {
+	enum psim_start_step done = PSIM_STEP_NONE;
 	bool kernel_psi;
 	int ret;
 
@@ -190,44 +191,38 @@ static int psim_start(void)
 	if (ret)
 		return ret;
 	psim_aggregate_start(psim_warmup, psim_percpu);
-	ret = psim_start_fault(PSIM_STEP_AGGREGATE);
+	done = PSIM_STEP_AGGREGATE;
+	ret = psim_start_fault(done);
 	if (ret)
-		goto err_aggregate;
+		goto err;
 	psim_triggers_start();
-	ret = psim_start_fault(PSIM_STEP_TRIGGERS);
+	done = PSIM_STEP_TRIGGERS;
+	ret = psim_start_fault(done);
 	if (ret)
-		goto err_triggers;
+		goto err;
 	ret = psim_probes_start(psim_memstall_tp_only, kernel_psi);
 	if (ret)
-		goto err_triggers;
-	ret = psim_start_fault(PSIM_STEP_PROBES);
+		goto err;
+	done = PSIM_STEP_PROBES;
+	ret = psim_start_fault(done);
 	if (ret)
-		goto err_probes;
+		goto err;
 	if (psim_irq)
 		psim_irq_start();
-	ret = psim_start_fault(PSIM_STEP_IRQ);
+	done = PSIM_STEP_IRQ;
+	ret = psim_start_fault(done);
 	if (ret)
-		goto err_irq;
+		goto err;
+	/* what it created before a failure stays for psim_undo() */
+	done = PSIM_STEP_FILES;
 	ret = psim_proc_create(psim_proc_dir, psim_percpu, psim_irq);
 	if (ret)
-		goto err_files;
+		goto err;
 	psim_active = true;
 	return 0;
 
-err_files:
-	psim_undo(PSIM_STEP_FILES);
-	return ret;
-err_irq:
-	psim_undo(PSIM_STEP_IRQ);
-	return ret;
-err_probes:
-	psim_undo(PSIM_STEP_PROBES);
-	return ret;
-err_triggers:
-	psim_undo(PSIM_STEP_TRIGGERS);
-	return ret;
-err_aggregate:
-	psim_undo(PSIM_STEP_AGGREGATE);
+err:
+	psim_undo(done);
 	return ret;
 }
 
