@@ -19,6 +19,21 @@
 #include "psi_mod_compat.h"
 #include "psi_mod_logic.h"
 
+/* psi_mod.c */
+
+/* The steps of the start, in their order (the fail_start= test aid). */
+enum psim_start_step {
+	PSIM_STEP_NONE,
+	PSIM_STEP_AGGREGATE,
+	PSIM_STEP_TRIGGERS,
+	PSIM_STEP_PROBES,
+	PSIM_STEP_IRQ,
+	PSIM_STEP_FILES,
+	PSIM_NR_STEPS,
+};
+
+int psim_start_fault(enum psim_start_step step);
+
 /* psi_probes.c */
 
 /* A tracepoint probe, its tracepoint looked up by name at load. */
@@ -114,6 +129,7 @@ ssize_t psim_trigger_write(struct file *file, const char __user *buf,
 __poll_t psim_trigger_poll(struct file *file, struct poll_table_struct *wait);
 void psim_trigger_release(struct file *file);
 void psim_triggers_avgs_update(u64 now, const u64 *total, const u64 *seen);
+unsigned long psim_triggers_polled(void);
 
 struct psim_triggers_debug {
 	unsigned long nr[PSIM_NR_AGGS];		/* triggers now */

@@ -107,6 +107,22 @@ struct compact_control;
 #endif
 
 /*
+ * Whether the kernel's own PSI is on, from the kernel's state rather than
+ * from anything under /proc, which depends on the caller's root, mount
+ * namespace and mount options. With it on, psi_enqueue() sets TSK_RUNNING
+ * in the psi_flags of every task it queues (5.10 to 6.12), and only a
+ * switch-out to sleep or a dequeue for migration clears it: the task that
+ * asks, running, has it. With it off nothing sets the kernel's bits.
+ * Asked only while psi_mod keeps no word of its own in psi_flags (its stop
+ * zeroes them). The psi_disabled static key itself is not exported.
+ */
+#ifdef CONFIG_PSI
+#define psim_kernel_psi_on()	(!!(READ_ONCE(current->psi_flags) & TSK_RUNNING))
+#else
+#define psim_kernel_psi_on()	false
+#endif
+
+/*
  * A timer stopped for good: timer_shutdown_sync() (6.2) also refuses any
  * later re-arm; before it, del_timer_sync() with the arming sources
  * already stopped.

@@ -12,6 +12,9 @@
 #include <linux/moduleparam.h>
 #include <linux/kernel.h>
 #include <linux/ctype.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/mount.h>
 #include <linux/mutex.h>
 #include <linux/namei.h>
 #include <linux/string.h>
@@ -32,27 +35,59 @@ static bool psim_memstall_tp_only;	/* memstall_tracepoints= */
 static bool psim_warmup;		/* warmup= */
 static bool psim_percpu;		/* percpu= */
 static bool psim_irq;			/* irq= */
+static unsigned int psim_fail_start;	/* fail_start= */
 
-/* Whether /proc/<name> exists. */
-static bool psim_proc_exists(const char *name)
+/*
+ * Whether /proc/<name> is registered, asked of procfs itself: a lookup in a
+ * private mount of it, which the caller's root, mount namespace and the
+ * options of its /proc (subset=pid, hidepid) do not affect.
+ */
+static int psim_proc_taken(const char *name, bool *taken)
 {
-	char path[sizeof("/proc/") + PSIM_DIR_MAX];
-	struct path p;
+	struct file_system_type *proc;
+	struct vfsmount *mnt;
+	struct dentry *d;
+	int ret = 0;
 
-	snprintf(path, sizeof(path), "/proc/%s", name);
-	if (kern_path(path, 0, &p))
-		return false;
-	path_put(&p);
-	return true;
+	proc = get_fs_type("proc");
+	if (!proc)
+		return -ENOENT;
+	mnt = kern_mount(proc);
+	if (IS_ERR(mnt)) {
+		ret = PTR_ERR(mnt);
+	} else {
+		/* one name: psim_dir_set() allows no '/' */
+		d = lookup_positive_unlocked(name, mnt->mnt_root, strlen(name));
+		if (IS_ERR(d))
+			ret = PTR_ERR(d);
+		else
+			dput(d);
+		kern_unmount(mnt);
+	}
+	/* put_filesystem(), not exported; procfs is built in */
+	module_put(proc->owner);
+	*taken = !ret;
+	return ret == -ENOENT ? 0 : ret;
 }
 
 /*
  * procfs warns when a name is registered twice, so look first: the kernel's
  * own PSI, when on, owns /proc/pressure.
  */
-static int psim_check_dir_free(void)
+static int psim_check_dir_free(bool kernel_psi)
 {
-	if (!psim_proc_exists(psim_proc_dir))
+	bool taken = kernel_psi && !strcmp(psim_proc_dir, "pressure");
+	int ret;
+
+	if (!taken) {
+		ret = psim_proc_taken(psim_proc_dir, &taken);
+		if (ret) {
+			pr_err("cannot look up /proc/%s in procfs: %d\n",
+			       psim_proc_dir, ret);
+			return ret;
+		}
+	}
+	if (!taken)
 		return 0;
 	pr_err("/proc/%s already exists (is the kernel's own PSI on?); load with proc_dir=<name> to run beside it\n",
 	       psim_proc_dir);
@@ -60,60 +95,142 @@ static int psim_check_dir_free(void)
 }
 
 /*
+ * fail_start=N, a test aid: the start fails with -ECANCELED right after its
+ * step N (enum psim_start_step: 1 aggregation, 2 triggers, 3 probes, 4 irq,
+ * 5 files) has done its work, so that a test sees each step's unwinding.
+ * At step 5 the first files are live: it waits up to 10 s for a trigger
+ * with a poller on one of them, which the unwinding must wake and free
+ * safely. 0, the default, fails nothing.
+ */
+int psim_start_fault(enum psim_start_step step)
+{
+	unsigned int waited_ms;
+
+	if (step != psim_fail_start)
+		return 0;
+	if (step == PSIM_STEP_FILES)
+		for (waited_ms = 0; waited_ms < 10000 && !psim_triggers_polled();
+		     waited_ms += 20)
+			msleep(20);
+	pr_info("fail_start=%u: the start fails after this step, as asked\n",
+		step);
+	return -ECANCELED;
+}
+
+static int psim_fail_start_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+
+	if (kstrtouint(val, 10, &n) || n >= PSIM_NR_STEPS) {
+		pr_err("fail_start=\"%*pE\": want a start step from 1 to %d, or 0\n",
+		       (int)min_t(size_t, strlen(val), 32), val,
+		       PSIM_NR_STEPS - 1);
+		return -EINVAL;
+	}
+	psim_fail_start = n;
+	return 0;
+}
+
+static const struct kernel_param_ops psim_fail_start_ops = {
+	.set = psim_fail_start_set,
+	.get = param_get_uint,
+};
+module_param_cb(fail_start, &psim_fail_start_ops, &psim_fail_start, 0444);
+MODULE_PARM_DESC(fail_start, "Test aid: make the start fail after step N (1 aggregation, 2 triggers, 3 probes, 4 irq, 5 files); 0, the default, fails nothing");
+
+/*
+ * Undo the start's steps from @done back to the first, the last first:
+ * the stop (@done PSIM_STEP_FILES) and the start's error paths. A step
+ * that failed has undone its own part. The pollers of triggers are woken
+ * and gone before the files (a file may be open with a polled trigger,
+ * psi_triggers.c), so no reader runs and every trigger is destroyed; then
+ * the probes; then the works they may have armed.
+ */
+static void psim_undo(enum psim_start_step done)
+{
+	switch (done) {
+	case PSIM_STEP_FILES:
+		psim_triggers_shutdown();
+		psim_proc_remove();
+		fallthrough;
+	case PSIM_STEP_IRQ:
+		psim_irq_stop();
+		fallthrough;
+	case PSIM_STEP_PROBES:
+		psim_probes_stop();
+		fallthrough;
+	case PSIM_STEP_TRIGGERS:
+		psim_triggers_stop();
+		fallthrough;
+	case PSIM_STEP_AGGREGATE:
+		psim_aggregate_stop();
+		fallthrough;
+	default:
+		break;
+	}
+}
+
+/*
  * Fresh totals first (the probes start the averaging work), then the state
- * and the probes, then the files.
+ * and the probes, then the files. A failing step undoes its own part, and
+ * psim_undo() the steps before it; the files are the exception: those
+ * created before a failure stay live, and psim_undo() removes them after
+ * the triggers' shutdown, as at the stop.
  */
 static int psim_start(void)
 {
+	enum psim_start_step done = PSIM_STEP_NONE;
+	bool kernel_psi;
 	int ret;
 
 	if (psim_active)
 		return 0;
-	ret = psim_check_dir_free();
+	/* with the kernel's PSI on, psi_flags is its own (psim_probes_start) */
+	kernel_psi = psim_kernel_psi_on();
+	ret = psim_check_dir_free(kernel_psi);
 	if (ret)
 		return ret;
 	psim_aggregate_start(psim_warmup, psim_percpu);
-	psim_triggers_start();
-	/*
-	 * With psi_mod's own files absent, /proc/pressure is the kernel's: its
-	 * PSI is on and owns the per-task word.
-	 */
-	ret = psim_probes_start(psim_memstall_tp_only,
-				psim_proc_exists("pressure"));
+	done = PSIM_STEP_AGGREGATE;
+	ret = psim_start_fault(done);
 	if (ret)
-		goto err_triggers;
+		goto err;
+	psim_triggers_start();
+	done = PSIM_STEP_TRIGGERS;
+	ret = psim_start_fault(done);
+	if (ret)
+		goto err;
+	ret = psim_probes_start(psim_memstall_tp_only, kernel_psi);
+	if (ret)
+		goto err;
+	done = PSIM_STEP_PROBES;
+	ret = psim_start_fault(done);
+	if (ret)
+		goto err;
 	if (psim_irq)
 		psim_irq_start();
+	done = PSIM_STEP_IRQ;
+	ret = psim_start_fault(done);
+	if (ret)
+		goto err;
+	/* what it created before a failure stays for psim_undo() */
+	done = PSIM_STEP_FILES;
 	ret = psim_proc_create(psim_proc_dir, psim_percpu, psim_irq);
 	if (ret)
-		goto err_probes;
+		goto err;
 	psim_active = true;
 	return 0;
 
-err_probes:
-	psim_irq_stop();
-	psim_probes_stop();
-err_triggers:
-	/* probes that were attached for a while may have armed it */
-	psim_aggregate_stop();
-	psim_triggers_stop();
+err:
+	psim_undo(done);
 	return ret;
 }
 
-/*
- * Pollers of triggers woken and gone, then the files, so no reader runs
- * and every trigger is destroyed; then the probes; then the works.
- */
 static void psim_stop(void)
 {
 	if (!psim_active)
 		return;
-	psim_triggers_shutdown();
-	psim_proc_remove();
-	psim_irq_stop();
-	psim_probes_stop();
-	psim_aggregate_stop();
-	psim_triggers_stop();
+	psim_undo(PSIM_STEP_FILES);
 	psim_active = false;
 }
 

@@ -315,20 +315,30 @@ static int psim_percpu_create(bool irq)
 	return 0;
 }
 
+/*
+ * The files go live one by one. On a failure those that exist stay: one may
+ * be open already, with a polled trigger, so psim_proc_remove() must come
+ * after the triggers' shutdown (psi_mod.c undoes the start so).
+ */
 int psim_proc_create(const char *name, bool percpu, bool irq)
 {
+	int ret;
+
 	psim_dir = proc_mkdir(name, NULL);
 	if (!psim_dir)
 		return -ENOMEM;
 	if (!proc_create("io", PSIM_FILE_MODE, psim_dir, &psim_io_ops) ||
 	    !proc_create("memory", PSIM_FILE_MODE, psim_dir, &psim_memory_ops) ||
-	    !proc_create("cpu", PSIM_FILE_MODE, psim_dir, &psim_cpu_ops) ||
-	    (irq && !proc_create("irq", PSIM_FILE_MODE, psim_dir,
-				 &psim_irq_ops)) ||
-	    (percpu && psim_percpu_create(irq))) {
-		psim_proc_remove();
+	    !proc_create("cpu", PSIM_FILE_MODE, psim_dir, &psim_cpu_ops))
 		return -ENOMEM;
-	}
+	/* the test aid fails here, with the first files already live */
+	ret = psim_start_fault(PSIM_STEP_FILES);
+	if (ret)
+		return ret;
+	if ((irq && !proc_create("irq", PSIM_FILE_MODE, psim_dir,
+				 &psim_irq_ops)) ||
+	    (percpu && psim_percpu_create(irq)))
+		return -ENOMEM;
 	/* Debug aid only: a failure here is not worth failing the load. */
 	psim_debug_dir = debugfs_create_dir("psi_mod", NULL);
 	debugfs_create_file("state", 0400, psim_debug_dir, NULL,

@@ -530,6 +530,15 @@ static void psim_count_waiters(struct psim_trigger *t, void *arg)
 		(*(unsigned long *)arg)++;
 }
 
+/* Triggers with a poller asleep on them now (the fail_start= test aid). */
+unsigned long psim_triggers_polled(void)
+{
+	unsigned long n = 0;
+
+	psim_triggers_each(psim_count_waiters, &n);
+	return n;
+}
+
 /*
  * Before the files go (unload, enable=0): see the lifetimes note at the
  * top. Afterwards every trigger's wait queue is empty and stays so, and

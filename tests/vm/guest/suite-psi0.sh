@@ -1,6 +1,6 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload dmesg"
+CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload start-unwind dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -580,6 +580,47 @@ case_trig_unload() {
 	note "holders: $(cat $C/h1 $C/h2 | tr '\n' ' ')"
 }
 
+# The start's unwinding, with the fail_start= test aid (psi_mod.c): the
+# start fails right after each of its steps in turn (1 aggregation, 2
+# triggers, 3 probes, 4 irq, 5 files; irq=1 percpu=1, so every step has
+# work to undo). Each load fails with the injected ECANCELED and leaves
+# nothing behind: no directory, no debugfs state, no poll thread, no
+# kernel report. At step 5 the first files are live: a privileged trigger
+# is written to one and polled before the start fails, and the unwinding
+# must wake that poller with EPOLLERR | EPOLLPRI, as an unload does, before
+# the trigger goes with its file. Then a normal load works.
+case_start_unwind() {
+	local n m r out hits
+	mod_loaded && mod_unload > /dev/null
+	for n in 1 2 3 4 5; do
+		m=$(dmesg_mark)
+		: > $C/w
+		[ $n = 5 ] && sh -c "while [ ! -e $PSI_DIR/memory ]; do :; done
+			exec trig wait $PSI_DIR/memory 'some 1000000 1000000\n' 20 poll" > $C/w 2>&1 &
+		r=$(mod_load fail_start=$n irq=1 percpu=1)
+		[ $n = 5 ] && wait $!
+		expect "fail_start=$n: insmod '$r', want ECANCELED" [ "${r%% *}" = ECANCELED ]
+		expect "fail_start=$n: module loaded" eval '! mod_loaded'
+		expect "fail_start=$n: $PSI_DIR left behind" [ ! -e $PSI_DIR ]
+		expect "fail_start=$n: debugfs state left behind" [ ! -e /sys/kernel/debug/psi_mod ]
+		expect "fail_start=$n: a psi_mod_poll thread left behind" \
+			eval '! grep -qs psi_mod_poll /proc/[0-9]*/comm'
+		if [ $n = 5 ]; then
+			out=$(tail -1 $C/w)
+			expect "fail_start=5, a poller on $PSI_DIR/memory: '$out', want woke with ERR and PRI" \
+				eval 'case "$out" in "woke "*PRI*ERR*) true ;; *) false ;; esac'
+			note "fail_start=5: poller $out"
+		fi
+		dmesg_since $m > $C/new
+		hits=$(grep -E 'WARNING|BUG|Oops|KASAN|list_(add|del) corruption|lockdep' $C/new | head -3 | tr '\n' '|')
+		expect "fail_start=$n: kernel reports: $hits" [ -z "$hits" ]
+		grep 'fail_start=' $C/new >> $EXPECTED
+	done
+	r=$(mod_load)
+	expect "a normal load afterwards: $r" [ "$r" = ok ]
+	expect_format $PSI_DIR/cpu cpu
+}
+
 suite_begin
 run_case load 20 case_load
 run_case format 10 case_format
@@ -610,5 +651,6 @@ run_case trig-unpriv 30 case_trig_unpriv
 run_case trig-many 90 case_trig_many
 run_case trig-many-priv 60 case_trig_many_priv
 run_case trig-unload 120 case_trig_unload
+run_case start-unwind 120 case_start_unwind
 run_case dmesg 20 case_dmesg
 suite_end

@@ -2,7 +2,7 @@
 # The module must refuse the default proc_dir (the kernel owns
 # /proc/pressure), load under proc_dir=psi_mod, and agree with the kernel.
 # The host reads the case list from the CASES= line below.
-CASES="eexist sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-unload dmesg"
+CASES="eexist ns-load sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -23,6 +23,66 @@ case_eexist() {
 	expect "$n new dmesg lines mention proc_dir, want 1" [ "$n" = 1 ]
 	note "insmod: $r; dmesg: $(grep 'proc_dir' $C/new | head -2 | sed 's/^<[0-9]*>//' | tr '\n' '|')"
 	mod_loaded && mod_unload > /dev/null
+}
+
+# Whether the kernel's PSI is on is the kernel's state, not what the
+# loader sees under /proc. Loads from a mount namespace whose /proc is
+# lazily unmounted, and from one with a pid-only /proc (subset=pid, as
+# systemd's ProcSubset=pid), under hackbench's cross-CPU wakeups:
+# proc_dir=x loads, with the task words in a pid table (task_struct's
+# psi_flags is the kernel's: a psi_mod word there breaks the kernel's
+# counts, which it reports as "psi: inconsistent task state!"); the
+# default proc_dir is refused with EEXIST and the one dmesg line, without
+# procfs's duplicate-name warning. The kernel's totals meanwhile stay
+# within wall time, and near zero once the load stops.
+case_ns_load() {
+	local m r t wall f dl i
+	m=$(dmesg_mark)
+	timeout 25 sh -c 'while :; do hackbench -p -g 2 -l 200; done' > /dev/null 2>&1 &
+	sleep 1
+	snap $C/a $K/cpu $K/io $K/memory
+	r=$(unshare -m --propagation private sh -c "umount -l /proc && kit load $KO proc_dir=x" 2>&1)
+	expect "insmod proc_dir=x with /proc unmounted: $r" [ "$r" = ok ]
+	t=$(debug_val task_table)
+	expect "task_table '$t': want the pid table (> 0), psi_flags is the kernel's" igt "${t:-0}" 0
+	expect_format /proc/x/cpu cpu
+	sleep 3
+	mod_unload > /dev/null
+	r=$(unshare -m --propagation private sh -c "umount -l /proc && kit load $KO" 2>&1)
+	expect "insmod with /proc unmounted, default proc_dir: '$r', want EEXIST" [ "${r%% *}" = EEXIST ]
+	r=$(unshare -m --propagation private sh -c "umount -l /proc && mount -t proc -o subset=pid proc /proc && kit load $KO" 2>&1)
+	expect "insmod under a subset=pid /proc, default proc_dir: '$r', want EEXIST" [ "${r%% *}" = EEXIST ]
+	expect "module loaded despite EEXIST" eval '! mod_loaded'
+	snap $C/b $K/cpu $K/io $K/memory
+	wait
+	wall=$(($(snap_t $C/b) - $(snap_t $C/a)))
+	dl=$(snap_delta $C/a $C/b $K/cpu some)
+	expect "kernel cpu some +${dl}us under hackbench in ${wall}us: want > 0 and within wall time" \
+		eval 'igt "$dl" 0 && ile "$dl" "$wall"'
+	for f in io memory; do
+		dl=$(snap_delta $C/a $C/b $K/$f some)
+		expect "kernel $f some +${dl}us in ${wall}us: want within wall time" \
+			eval 'ige "$dl" 0 && ile "$dl" "$wall"'
+	done
+	note "under load: kernel cpu some +$(snap_delta $C/a $C/b $K/cpu some)us in ${wall}us"
+	# a quiet window: counts a stale word left behind show as stall here
+	sleep 1
+	snap $C/a $K/cpu $K/io $K/memory
+	sleep 3
+	snap $C/b $K/cpu $K/io $K/memory
+	wall=$(($(snap_t $C/b) - $(snap_t $C/a)))
+	for f in cpu io memory; do
+		dl=$(snap_delta $C/a $C/b $K/$f some)
+		expect "kernel $f some +${dl}us in a quiet ${wall}us: want below a tenth" \
+			eval 'ige "$dl" 0 && [ $((dl * 10)) -le $wall ]'
+	done
+	dmesg_since $m > $C/new
+	i=$(grep -E 'WARNING|BUG|Oops|inconsistent|already registered' $C/new | head -3 | tr '\n' '|')
+	expect "kernel reports: $i" [ -z "$i" ]
+	i=$(grep -c 'proc_dir' $C/new)
+	expect "$i dmesg lines mention proc_dir, want 2 (one per EEXIST)" [ "$i" = 2 ]
+	grep 'proc_dir' $C/new >> $EXPECTED
+	note "quiet: kernel cpu some +$(snap_delta $C/a $C/b $K/cpu some)us in ${wall}us; $(grep -c . $C/new) dmesg lines"
 }
 
 case_sbs_load() {
@@ -494,6 +554,7 @@ case_sbs_trig_mem_burst() {
 
 suite_begin
 run_case eexist 20 case_eexist
+run_case ns-load 90 case_ns_load
 run_case sbs-load 20 case_sbs_load
 run_case poll 30 case_poll
 run_case sbs-trig-abi 90 case_sbs_trig_abi

@@ -64,6 +64,7 @@ static const char *ename(int e)
 	case EAGAIN: return "EAGAIN";
 	case EOPNOTSUPP: return "EOPNOTSUPP";
 	case EROFS: return "EROFS";
+	case ECANCELED: return "ECANCELED";
 	default: return "E?";
 	}
 }
