@@ -109,6 +109,7 @@ struct poll_table_struct;
 void psim_triggers_start(void);
 void psim_triggers_shutdown(void);
 void psim_triggers_stop(void);
+void psim_triggers_exit(void);
 ssize_t psim_trigger_write(struct file *file, const char __user *buf,
 			   size_t nbytes, enum psim_res res);
 __poll_t psim_trigger_poll(struct file *file, struct poll_table_struct *wait);

@@ -310,6 +310,7 @@ static void __exit psim_exit(void)
 	mutex_lock(&psim_ctl_lock);
 	psim_ready = false;
 	psim_stop();
+	psim_triggers_exit();
 	mutex_unlock(&psim_ctl_lock);
 }
 
