@@ -164,5 +164,6 @@ void psim_irq_debug(int cpu, u64 *total, u64 *charged,
 /* psi_proc.c */
 int psim_proc_create(const char *dir, bool percpu, bool irq);
 void psim_proc_remove(void);
+int psim_copy_from_user(void *dst, const void __user *src, size_t len);
 
 #endif /* PSI_MOD_H */

@@ -71,7 +71,6 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/uaccess.h>
 #include <linux/wait.h>
 
 #include "psi_mod.h"
@@ -446,8 +445,9 @@ ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
 
 	if (!len)
 		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
+	ret = psim_copy_from_user(buf, ubuf, len);
+	if (ret)
+		return ret;
 	buf[len - 1] = '\0';
 
 	mutex_lock(&seq->lock);
