@@ -13,10 +13,11 @@
  * psim_triggers_shutdown() comes first (psi_triggers.c).
  * debugfs_remove() gives the same guarantee for the debug file.
  *
- * That wait is without bound, so nothing inside a file operation may wait
- * on user space: the copies to and from the caller's buffer run with page
- * faults disabled, and a page that is not there is brought in here only
- * where that cannot wait on a process (psim_fault_in()).
+ * proc_remove()'s wait for the operations in progress has no bound, so
+ * no operation of the pressure files may wait on user space: the copies
+ * to and from the caller's buffer run with page faults disabled, and a
+ * page that is not there is brought in here only where that cannot wait
+ * on a process (psim_fault_in()). The debug file is root's alone.
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
