@@ -124,6 +124,7 @@ struct poll_table_struct;
 void psim_triggers_start(void);
 void psim_triggers_shutdown(void);
 void psim_triggers_stop(void);
+void psim_triggers_exit(void);
 ssize_t psim_trigger_write(struct file *file, const char __user *buf,
 			   size_t nbytes, enum psim_res res);
 __poll_t psim_trigger_poll(struct file *file, struct poll_table_struct *wait);
@@ -179,5 +180,6 @@ void psim_irq_debug(int cpu, u64 *total, u64 *charged,
 /* psi_proc.c */
 int psim_proc_create(const char *dir, bool percpu, bool irq);
 void psim_proc_remove(void);
+int psim_copy_from_user(void *dst, const void __user *src, size_t len);
 
 #endif /* PSI_MOD_H */

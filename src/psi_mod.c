@@ -418,6 +418,9 @@ static int __init psim_init(void)
 	if (psim_enable)
 		ret = psim_start();
 	psim_ready = !ret;
+	/* a failed start may have parked trigger queues: as at unload */
+	if (ret)
+		psim_triggers_exit();
 	mutex_unlock(&psim_ctl_lock);
 	return ret;
 }
@@ -427,6 +430,7 @@ static void __exit psim_exit(void)
 	mutex_lock(&psim_ctl_lock);
 	psim_ready = false;
 	psim_stop();
+	psim_triggers_exit();
 	mutex_unlock(&psim_ctl_lock);
 }
 

@@ -12,17 +12,154 @@
  * destroys a trigger whose pollers may still sleep on its wait queue, so
  * psim_triggers_shutdown() comes first (psi_triggers.c).
  * debugfs_remove() gives the same guarantee for the debug file.
+ *
+ * proc_remove()'s wait for the operations in progress has no bound, so
+ * no operation of the pressure files may wait on user space: the copies
+ * to and from the caller's buffer run with page faults disabled, and a
+ * page that is not there is brought in here only where that cannot wait
+ * on a process (psim_fault_in()). The debug file is root's alone.
  */
 #include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/hugetlb_inline.h>
+#include <linux/magic.h>
+#include <linux/mm.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/poll.h>
 #include <linux/printk.h>
+#include <linux/sched/signal.h>
+#include <linux/uaccess.h>
 
 #include "psi_mod.h"
 
 static struct proc_dir_entry *psim_dir;
 static struct dentry *psim_debug_dir;
+/* the files are being removed: a copy waiting for the mm gives up */
+static bool psim_files_closing;
+
+/*
+ * Whether a fault on @vma can only wait on the kernel (memory, swap, a
+ * block device), not on a process. Not so for a file of a filesystem that
+ * unprivileged users may mount (FS_USERNS_MOUNT: FUSE, whose page reads a
+ * process answers, or never does), the memory filesystems apart; nor for
+ * a special mapping with a fault handler of its own.
+ */
+static bool psim_vma_fault_bounded(struct vm_area_struct *vma)
+{
+	struct super_block *sb;
+
+	if (vma_is_anonymous(vma) || is_vm_hugetlb_page(vma))
+		return true;
+	if (!vma->vm_file)
+		return false;
+	sb = file_inode(vma->vm_file)->i_sb;
+	return !(sb->s_type->fs_flags & FS_USERNS_MOUNT) ||
+	       sb->s_magic == TMPFS_MAGIC || sb->s_magic == RAMFS_MAGIC;
+}
+
+/*
+ * Bring in the caller's page at @addr for a write (@write) or a read, as
+ * the faulting access would, if that cannot wait on a process; 0, or
+ * -EFAULT (a bad address, or a page that could wait forever), -EIO (the
+ * files are going away), -EINTR (a fatal signal). The mm's lock is only
+ * tried: a holder of it may itself wait on user space. The fault is not
+ * allowed to drop the lock and retry, so the mapping checked is the one
+ * faulted, and userfaultfd answers it at once (-EFAULT) instead of
+ * waiting for its handler.
+ */
+static int psim_fault_in(unsigned long addr, bool write)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	int ret = -EFAULT;
+
+	if (!mm)
+		return -EFAULT;
+	while (!mmap_read_trylock(mm)) {
+		if (READ_ONCE(psim_files_closing))
+			return -EIO;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		msleep(20);
+	}
+	vma = find_vma(mm, addr);
+	if (vma && vma->vm_start <= addr) {
+		if (psim_vma_fault_bounded(vma))
+			ret = fixup_user_fault(mm, addr,
+					       write ? FAULT_FLAG_WRITE : 0,
+					       NULL);
+		else
+			pr_warn_once("a read or write of the pressure files with its buffer in a mapping of a user-mountable filesystem's file (FUSE): EFAULT unless the page is present\n");
+	}
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+/* Between the retries of a copy: give up on a stop or a fatal signal. */
+static int psim_copy_retry(unsigned long addr, bool write)
+{
+	if (READ_ONCE(psim_files_closing))
+		return -EIO;
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	cond_resched();
+	return psim_fault_in(addr, write);
+}
+
+/*
+ * copy_from_user() for the files' writes: 0 or an error of
+ * psim_fault_in(), never a wait on user space.
+ */
+int psim_copy_from_user(void *dst, const void __user *src, size_t len)
+{
+	unsigned long left;
+	int ret;
+
+	for (;;) {
+		pagefault_disable();
+		left = copy_from_user(dst, src, len);
+		pagefault_enable();
+		if (!left)
+			return 0;
+		ret = psim_copy_retry((unsigned long)src + len - left, false);
+		if (ret)
+			return ret;
+	}
+}
+
+/*
+ * seq_read() for the pressure files, with the copy to the caller's buffer
+ * under pagefault_disable(): a copy cut short by a missing page leaves the
+ * rest in the seq_file's buffer (seq_read_iter()), the page is brought in
+ * (psim_fault_in()) and the read goes on where it stopped. So the caller
+ * gets what seq_read() would give, a short count or -EFAULT on a bad
+ * address included; another seq_read() call after a short one finds the
+ * end (0) or the rest.
+ */
+static ssize_t psim_read(struct file *file, char __user *buf, size_t count,
+			 loff_t *ppos)
+{
+	ssize_t ret, done = 0;
+	int err;
+
+	while (done < count) {
+		pagefault_disable();
+		ret = seq_read(file, buf + done, count - done, ppos);
+		pagefault_enable();
+		if (ret > 0) {
+			done += ret;
+			continue;
+		}
+		if (ret != -EFAULT)
+			return done ? done : ret;
+		err = psim_copy_retry((unsigned long)buf + done, true);
+		if (err)
+			return done ? done : err;
+	}
+	return done;
+}
 
 /* A "some" or "full" line in the kernel's format (psi_show()). */
 static void psim_show_line(struct seq_file *m, int full,
@@ -95,7 +232,7 @@ static ssize_t psim_percpu_write(struct file *file, const char __user *buf,
 
 static const struct proc_ops psim_percpu_ops = {
 	.proc_open	= psim_percpu_open,
-	.proc_read	= seq_read,
+	.proc_read	= psim_read,
 	.proc_lseek	= seq_lseek,
 	.proc_write	= psim_percpu_write,
 	.proc_release	= single_release,
@@ -190,7 +327,7 @@ static int psim_release(struct inode *inode, struct file *file)
 #define PSIM_PROC_OPS(res)					\
 	static const struct proc_ops psim_##res##_ops = {	\
 		.proc_open	= psim_##res##_open,		\
-		.proc_read	= seq_read,			\
+		.proc_read	= psim_read,			\
 		.proc_lseek	= seq_lseek,			\
 		.proc_write	= psim_##res##_write,		\
 		.proc_poll	= psim_poll,			\
@@ -324,6 +461,7 @@ int psim_proc_create(const char *name, bool percpu, bool irq)
 {
 	int ret;
 
+	WRITE_ONCE(psim_files_closing, false);
 	psim_dir = proc_mkdir(name, NULL);
 	if (!psim_dir)
 		return -ENOMEM;
@@ -350,6 +488,8 @@ void psim_proc_remove(void)
 {
 	debugfs_remove(psim_debug_dir);
 	psim_debug_dir = NULL;
+	/* a copy waiting for the mm's lock ends, proc_remove() waits for it */
+	WRITE_ONCE(psim_files_closing, true);
 	proc_remove(psim_dir);
 	psim_dir = NULL;
 }

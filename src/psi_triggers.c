@@ -31,23 +31,38 @@
  * write creates it, ->proc_release destroys it, exactly once (procfs calls
  * ->proc_release once per open file, at the last close or from
  * proc_remove() for files still open). Pollers sleep on the trigger's
- * wait queue. At a normal last close nobody can be sleeping there
- * (select/poll hold a reference to the file while they sleep; epoll drops
- * its entries before ->release). But proc_remove() at unload or enable=0
- * closes files that are still open, with pollers asleep on them; so
- * psim_triggers_shutdown() runs first, while the files still answer:
- * every later poll answers EPOLLERR | EPOLLPRI and adds no waiter, every
- * waiter is woken with EPOLLERR | EPOLLPRI, epoll (aio, io_uring) entries
- * are detached with POLLFREE, and it waits until the select/poll waiters
- * have left the queues, so that no wait queue is freed under a waiter.
+ * wait queue, which is allocated apart (struct psim_waitq). At a normal
+ * last close nobody can be sleeping there (select/poll hold a reference
+ * to the file while they sleep; epoll drops its entries before
+ * ->release), and the queue goes with the trigger. But proc_remove() at
+ * unload or enable=0 closes files that are still open, with pollers
+ * asleep on them; so psim_triggers_shutdown() runs first, while the files
+ * still answer: every later poll answers EPOLLERR | EPOLLPRI and adds no
+ * waiter, every waiter is woken with EPOLLERR | EPOLLPRI, epoll (aio,
+ * io_uring) entries are detached with POLLFREE, and it waits, at most
+ * PSIM_SHUTDOWN_MS in all, for the select/poll waiters to leave the
+ * queues. One that stays is stuck elsewhere: select/poll on this file and
+ * on another whose ->poll does not return (FUSE's, waiting for its
+ * daemon) keeps its entry here until it returns, and its
+ * poll_freewait() then takes the queue's lock and unlinks the entry,
+ * whenever that is. Such a queue is not freed: it is parked
+ * (psim_parked), freed at a later start or stop that finds it empty, and
+ * left allocated at unload if it still is not (psim_triggers_exit()). The
+ * queue's lock class lives in allocated memory too (struct
+ * psim_waitq_class), so that lockdep finds it valid after the module is
+ * gone. Nothing else of the module's is reached from such a poller: after
+ * proc_remove() procfs answers poll, read, write and release of the file
+ * without calling the module.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
+#include <linux/kmemleak.h>
 #include <linux/kthread.h>
 #include <linux/list.h>
+#include <linux/lockdep.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/rwsem.h>
@@ -55,10 +70,16 @@
 #include <linux/sched/clock.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
+#include <linux/string.h>
 #include <linux/wait.h>
 
 #include "psi_mod.h"
+
+/* A trigger's wait queue, apart from it: it may outlive it (see above). */
+struct psim_waitq {
+	wait_queue_head_t wait;
+	struct list_head parked;	/* on psim_parked */
+};
 
 struct psim_trigger {
 	struct list_head node;
@@ -67,8 +88,27 @@ struct psim_trigger {
 	int event;			/* an event poll has not reported */
 	bool told;			/* a poll saw the shutdown */
 	bool had_waiters;		/* someone slept here at shutdown */
-	wait_queue_head_t wait;
+	bool parked;			/* its queue outlives it */
+	struct psim_waitq *wq;
 };
+
+/*
+ * The wait queues' lock class (lockdep's key and name), allocated at the
+ * first trigger of a load and freed at unload unless a parked queue still
+ * uses it.
+ */
+struct psim_waitq_class {
+	struct lock_class_key key;
+	char name[32];
+};
+
+/* At most this long in all for the woken pollers to leave at a stop. */
+#define PSIM_SHUTDOWN_MS	2000
+
+/* The class, and the parked queues: under psim_wq_lock. */
+static DEFINE_MUTEX(psim_wq_lock);
+static struct psim_waitq_class *psim_wq_class;
+static LIST_HEAD(psim_parked);
 
 /*
  * Unprivileged triggers: evaluated under the averaging lock (psi_aggregate.c)
@@ -128,7 +168,7 @@ static u64 psim_poll_work_ns;
 static void psim_trigger_signal(struct psim_trigger *t)
 {
 	if (cmpxchg(&t->event, 0, 1) == 0)
-		wake_up_interruptible(&t->wait);
+		wake_up_interruptible(&t->wq->wait);
 	psim_trig_events[t->agg]++;
 }
 
@@ -354,6 +394,37 @@ static void psim_trigger_del(struct psim_trigger *t)
 }
 
 /*
+ * A trigger's wait queue, its lock in the class of psim_wq_class (made at
+ * the first trigger of a load: lockdep must find the class valid as long
+ * as a parked queue may be locked, also after the module is gone).
+ */
+static struct psim_waitq *psim_waitq_alloc(void)
+{
+	struct psim_waitq_class *cls;
+	struct psim_waitq *wq;
+
+	mutex_lock(&psim_wq_lock);
+	if (!psim_wq_class) {
+		psim_wq_class = kzalloc(sizeof(*psim_wq_class), GFP_KERNEL);
+		if (psim_wq_class) {
+			strscpy(psim_wq_class->name, "psi_mod_trigger_wait",
+				sizeof(psim_wq_class->name));
+			lockdep_register_key(&psim_wq_class->key);
+		}
+	}
+	cls = psim_wq_class;
+	mutex_unlock(&psim_wq_lock);
+	if (!cls)
+		return NULL;
+	wq = kzalloc(sizeof(*wq), GFP_KERNEL_ACCOUNT);
+	if (wq) {
+		__init_waitqueue_head(&wq->wait, cls->name, &cls->key);
+		INIT_LIST_HEAD(&wq->parked);
+	}
+	return wq;
+}
+
+/*
  * A write to a pressure file, as the kernel's psi_write(): at most 32
  * bytes copied, the last one replaced by the terminating NUL; an empty
  * write EINVAL; one trigger per descriptor (EBUSY, before any parsing);
@@ -374,8 +445,9 @@ ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
 
 	if (!len)
 		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
+	ret = psim_copy_from_user(buf, ubuf, len);
+	if (ret)
+		return ret;
 	buf[len - 1] = '\0';
 
 	mutex_lock(&seq->lock);
@@ -398,18 +470,21 @@ ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
 		goto out;
 
 	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
-	if (!t) {
+	if (t)
+		t->wq = psim_waitq_alloc();
+	if (!t || !t->wq) {
+		kfree(t);
 		ret = -ENOMEM;
 		goto out;
 	}
 	psim_trigger_init(&t->w, state, threshold_us, window_us, 0, 0);
 	t->agg = privileged ? PSIM_POLL : PSIM_AVGS;
-	init_waitqueue_head(&t->wait);
 
 	down_read(&psim_trig_rwsem);
 	if (psim_trig_dead) {
 		/* the files are going away: as procfs answers after that */
 		up_read(&psim_trig_rwsem);
+		kfree(t->wq);
 		kfree(t);
 		ret = -EIO;
 		goto out;
@@ -417,6 +492,7 @@ ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
 	ret = psim_trigger_add(t);
 	up_read(&psim_trig_rwsem);
 	if (ret) {
+		kfree(t->wq);
 		kfree(t);
 		goto out;
 	}
@@ -449,7 +525,7 @@ __poll_t psim_trigger_poll(struct file *file, poll_table *wait)
 		ret |= EPOLLERR | EPOLLPRI;
 		goto out;
 	}
-	poll_wait(file, &t->wait, wait);
+	poll_wait(file, &t->wq->wait, wait);
 	if (cmpxchg(&t->event, 1, 0) == 1)
 		ret |= EPOLLPRI;
 out:
@@ -459,8 +535,8 @@ out:
 
 /*
  * The file's last close, or proc_remove() closing it: the one place a
- * trigger is destroyed. Nobody can be waiting on it any more (see the
- * lifetimes note at the top).
+ * trigger is destroyed, with its wait queue unless that was parked at the
+ * shutdown (see the lifetimes note at the top).
  */
 void psim_trigger_release(struct file *file)
 {
@@ -471,6 +547,9 @@ void psim_trigger_release(struct file *file)
 		return;
 	seq->private = NULL;
 	psim_trigger_del(t);
+	/* t->parked is set under the list lock psim_trigger_del() took */
+	if (!t->parked)
+		kfree(t->wq);
 	kfree(t);
 }
 
@@ -490,20 +569,25 @@ static void psim_triggers_each(void (*fn)(struct psim_trigger *t, void *arg),
 	mutex_unlock(&psim_poll_lock);
 }
 
-static bool psim_waiters(struct psim_trigger *t)
+static bool psim_waitq_busy(struct psim_waitq *wq)
 {
 	bool busy;
 
-	spin_lock_irq(&t->wait.lock);
-	busy = !list_empty(&t->wait.head);
-	spin_unlock_irq(&t->wait.lock);
+	spin_lock_irq(&wq->wait.lock);
+	busy = !list_empty(&wq->wait.head);
+	spin_unlock_irq(&wq->wait.lock);
 	return busy;
+}
+
+static bool psim_waiters(struct psim_trigger *t)
+{
+	return psim_waitq_busy(t->wq);
 }
 
 static void psim_wake_dead(struct psim_trigger *t, void *arg)
 {
 	t->had_waiters = psim_waiters(t);
-	wake_up_poll(&t->wait, EPOLLERR | EPOLLPRI);
+	wake_up_poll(&t->wq->wait, EPOLLERR | EPOLLPRI);
 }
 
 /* Still to re-poll after the wakeup: a waiter that has not seen it. */
@@ -521,7 +605,8 @@ static void psim_count_untold(struct psim_trigger *t, void *arg)
  */
 static void psim_pollfree(struct psim_trigger *t, void *arg)
 {
-	__wake_up(&t->wait, TASK_NORMAL, 0, poll_to_key(EPOLLHUP | POLLFREE));
+	__wake_up(&t->wq->wait, TASK_NORMAL, 0,
+		  poll_to_key(EPOLLHUP | POLLFREE));
 }
 
 static void psim_count_waiters(struct psim_trigger *t, void *arg)
@@ -539,58 +624,121 @@ unsigned long psim_triggers_polled(void)
 	return n;
 }
 
+/* A queue with select/poll entries still on it: keep it past its trigger. */
+static void psim_park(struct psim_trigger *t, void *arg)
+{
+	if (!psim_waiters(t))
+		return;
+	t->parked = true;
+	mutex_lock(&psim_wq_lock);
+	list_add(&t->wq->parked, &psim_parked);
+	mutex_unlock(&psim_wq_lock);
+}
+
+/* Free the parked queues that are empty now; the count of those still not. */
+static unsigned long psim_reap_parked(void)
+{
+	struct psim_waitq *wq, *tmp;
+	unsigned long busy = 0;
+
+	mutex_lock(&psim_wq_lock);
+	list_for_each_entry_safe(wq, tmp, &psim_parked, parked) {
+		/*
+		 * Empty under its lock: the last poller's poll_freewait() has
+		 * unlocked it and touches it no more, and nothing adds to it.
+		 */
+		if (psim_waitq_busy(wq)) {
+			busy++;
+			continue;
+		}
+		list_del(&wq->parked);
+		kfree(wq);
+	}
+	mutex_unlock(&psim_wq_lock);
+	return busy;
+}
+
 /*
  * Before the files go (unload, enable=0): see the lifetimes note at the
- * top. Afterwards every trigger's wait queue is empty and stays so, and
- * proc_remove() may destroy the triggers through ->proc_release.
+ * top. Afterwards no wait queue of a trigger has a poller on it but the
+ * parked ones, which outlive their triggers, and proc_remove() may
+ * destroy the triggers through ->proc_release. Bounded: about
+ * PSIM_SHUTDOWN_MS, whatever the pollers do.
  */
 void psim_triggers_shutdown(void)
 {
-	unsigned long n, waited_ms = 0;
+	unsigned long n, deadline;
 
+	psim_reap_parked();
 	down_write(&psim_trig_rwsem);
 	psim_trig_dead = true;
 	up_write(&psim_trig_rwsem);
 	/* every poll from here on answers EPOLLERR | EPOLLPRI and adds nothing */
 	psim_triggers_each(psim_wake_dead, NULL);
+	deadline = jiffies + msecs_to_jiffies(PSIM_SHUTDOWN_MS);
 
 	/*
 	 * Give the woken a moment to poll again while the files still answer
 	 * (after proc_remove() procfs answers DEFAULT_POLLMASK only, without
 	 * the error an epoll consumer waits for). A consumer that is not in
-	 * poll now cannot be waited for: at most 2 s.
+	 * poll now cannot be waited for.
 	 */
 	for (;;) {
 		n = 0;
 		psim_triggers_each(psim_count_untold, &n);
-		if (!n || waited_ms >= 2000)
+		if (!n || time_after(jiffies, deadline))
 			break;
 		msleep(20);
-		waited_ms += 20;
 	}
 
 	psim_triggers_each(psim_pollfree, NULL);
 	/*
 	 * select() and poll() remove their entries when they return, which
-	 * the wakeup above makes them do: wait for that, however long (their
-	 * removal takes the queue's lock, so the queue must outlive them).
+	 * the wakeup above makes them do, unless they are stuck in another
+	 * file's ->poll: wait for them within the same time, then park the
+	 * queues they are still on.
 	 */
-	for (waited_ms = 0;; waited_ms += 20) {
+	for (;;) {
 		n = 0;
 		psim_triggers_each(psim_count_waiters, &n);
-		if (!n)
+		if (!n || time_after(jiffies, deadline))
 			break;
-		if (waited_ms == 10000)
-			pr_warn("%lu pressure trigger(s) still have pollers after 10 s; waiting for them to leave\n",
-				n);
 		msleep(20);
 	}
+	if (n)
+		psim_triggers_each(psim_park, NULL);
 	/* POLLFREE's rule: epoll reads the queue head under RCU */
 	synchronize_rcu();
 }
 
+/*
+ * Unload: the lock class and the parked queues go unless a poller is still
+ * on one; those stay allocated for good, the class with them, as that
+ * poller's poll_freewait() will lock the queue and unlink its entry
+ * whenever it returns.
+ */
+void psim_triggers_exit(void)
+{
+	struct psim_waitq *wq;
+	unsigned long busy = psim_reap_parked();
+
+	if (!busy) {
+		if (psim_wq_class) {
+			lockdep_unregister_key(&psim_wq_class->key);
+			kfree(psim_wq_class);
+		}
+		return;
+	}
+	list_for_each_entry(wq, &psim_parked, parked)
+		kmemleak_not_leak(wq);
+	kmemleak_not_leak(psim_wq_class);
+	pr_warn("%lu pressure trigger wait queue(s) left allocated at unload (%zu bytes each): a select() or poll() on them is stuck in another file's poll and unlinks itself when it returns\n",
+		busy, sizeof(*wq));
+}
+
 void psim_triggers_start(void)
 {
+	psim_reap_parked();
 	timer_setup(&psim_poll_timer, psim_poll_timer_fn, 0);
 	psim_trig_dead = false;
 	atomic_set(&psim_poll_scheduled, 0);

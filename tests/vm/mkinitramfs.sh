@@ -14,6 +14,7 @@
 #                             load.order in dependency order
 #                             and the modules named in $PSI_VM_EXTRA_MODULES
 #                             (e.g. "zram" for compare.sh's swap), loaded too
+#   /lib/modules/KVER/opt/*.ko modules a case loads when it needs them (fuse)
 #   /psi_mod.ko               the module under test, if given
 #   /bin/{spin,dio,memhog,kit} static helpers (tests/vm/helpers/*.c)
 #   /usr/bin/hackbench        dynamically linked: binary + ldd libs + loader
@@ -83,6 +84,21 @@ for m in "${order[@]}"; do
 	echo "$name" >> "$root/lib/modules/$kver/load.order"
 done
 echo "$kver" > "$root/etc/kver"
+
+# --- modules a case loads itself (not at boot), into /lib/modules/KVER/opt:
+# fuse (the stop cases of suite psi0); absent if built in or not built
+mkdir -p "$root/lib/modules/$kver/opt"
+for want in fuse; do
+	path=$(awk -F: -v w="$want" '{ n = $1; sub(/.*\//, "", n); sub(/\.ko(\.(xz|zst|gz))?$/, "", n);
+		if (n == w) { print $1; exit } }' "$moddir/modules.dep")
+	[ -n "$path" ] || continue
+	case "$path" in
+	*.ko.xz) xz -dc "$moddir/$path" > "$root/lib/modules/$kver/opt/$want.ko" ;;
+	*.ko.zst) zstd -qdc "$moddir/$path" > "$root/lib/modules/$kver/opt/$want.ko" ;;
+	*.ko.gz) gzip -dc "$moddir/$path" > "$root/lib/modules/$kver/opt/$want.ko" ;;
+	*) cp "$moddir/$path" "$root/lib/modules/$kver/opt/$want.ko" ;;
+	esac
+done
 
 # --- static helpers
 bindir=$(build_helpers) || die "helper build failed"

@@ -1,6 +1,6 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload start-unwind dmesg"
+CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload start-unwind stop-poll stop-read dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -621,6 +621,151 @@ case_start_unwind() {
 	expect_format $PSI_DIR/cpu cpu
 }
 
+# A stop ends in bounded time whatever user space does (docs/design.md,
+# "The module"; docs/triggers.md, "Lifetimes"): clients as uid 65534
+# stuck on a FUSE file whose server (tests/vm/helpers/fusehang.c) never
+# answers READ or POLL. stop-poll: a poll() of a trigger fd and of the
+# FUSE file sleeps in FUSE's ->poll with its entry on the trigger's wait
+# queue; stop-read: a read() of a pressure file into a shared mapping of
+# the FUSE file, a trigger write() from one. enable=0 and rmmod must
+# return within STOP_BOUND seconds, the files come back, and once the
+# server dies the stuck clients return (a poller's poll_freewait() on a
+# queue the stop kept, also after the unload: the debug kernel's KASAN
+# watches that).
+STOP_BOUND=10
+FUSE_MNT=/tmp/fuse
+fuse_up() {
+	local i
+	[ -e /dev/fuse ] || insmod /lib/modules/$(uname -r)/opt/fuse.ko 2>/dev/null
+	[ -e /dev/fuse ] || { echo "no FUSE in this kernel (CONFIG_FUSE_FS)" > $C/daemon; return 1; }
+	mkdir -p $FUSE_MNT
+	fusehang serve $FUSE_MNT > $C/daemon 2>&1 &
+	echo $! > $C/daemon.pid
+	for i in $(seq 50); do grep -q ready $C/daemon 2>/dev/null && break; sleep 0.1; done
+	grep -q ready $C/daemon
+}
+fuse_down() {
+	kill -9 $(cat $C/daemon.pid) 2>/dev/null
+	wait $(cat $C/daemon.pid) 2>/dev/null
+	umount -l $FUSE_MNT 2>/dev/null
+}
+# stop_timed NAME CMD...: run CMD in the background, wait up to STOP_BOUND
+# seconds; prints "<ms> <output>" or "stuck" (CMD still running: it may
+# finish later, once the server is gone)
+stop_timed() {
+	local name=$1 i t0
+	shift
+	rm -f $C/$name.done
+	t0=$(kit now)
+	# not on this function's stdout: a caller's $(...) would wait for it
+	( out=$("$@" 2>&1); echo "$((($(kit now) - t0) / 1000)) $out" > $C/$name.done ) > /dev/null 2>&1 &
+	for i in $(seq $((STOP_BOUND * 10))); do
+		[ -f $C/$name.done ] && break
+		sleep 0.1
+	done
+	if [ -f $C/$name.done ]; then cat $C/$name.done; else echo stuck; fi
+}
+# wait_line FILE WORD: up to 5 s for WORD in FILE, then 1 s more (the
+# client is past it and asleep)
+wait_line() {
+	local i
+	for i in $(seq 50); do grep -q "$2" $1 2>/dev/null && break; sleep 0.1; done
+	sleep 1
+}
+# a client's last line, up to 5 s after its server died
+client_done() {	# FILE WORD
+	local i
+	for i in $(seq 50); do grep -q "^$2" $1 2>/dev/null && break; sleep 0.1; done
+	grep "^$2" $1 || echo "still stuck: $(tail -1 $1)"
+}
+stop_expect() {	# WHAT RESULT
+	expect "$1: '$2', want done within ${STOP_BOUND} s" [ "$2" != stuck ]
+}
+case_stop_poll() {
+	local r m
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	fuse_up || { bad "FUSE server: $(cat $C/daemon)"; return; }
+	m=$(dmesg_mark)
+	# enable=0 with a stuck poller; the server dies; enable=1
+	fusehang poll 65534 $PSI_DIR/memory $FUSE_MNT/f > $C/p1 2>&1 &
+	wait_line $C/p1 polling
+	expect "poller 1 in poll: $(cat $C/p1)" eval '! grep -q returned $C/p1'
+	r=$(stop_timed e0 kit write $ENABLE 0)
+	stop_expect "enable=0 with a poller stuck in FUSE's poll" "$r"
+	note "enable=0: $r"
+	fuse_down
+	r=$(client_done $C/p1 returned)
+	expect "poller 1 returned once the server died: $r" eval 'case "$r" in returned*) true ;; *) false ;; esac'
+	for r in $(seq 50); do [ -f $C/e0.done ] && break; sleep 0.2; done
+	r=$(kit write $ENABLE 1)
+	expect "enable=1 after: $r" [ "$r" = ok ]
+	r=$(kit readas 65534 $PSI_DIR/memory)
+	expect "read after enable=1: $r" [ "$r" = ok ]
+	# rmmod with a stuck poller; reload; the server dies after the unload
+	fuse_up || { bad "FUSE server again: $(cat $C/daemon)"; return; }
+	fusehang poll 65534 $PSI_DIR/cpu $FUSE_MNT/f > $C/p2 2>&1 &
+	wait_line $C/p2 polling
+	expect "poller 2 in poll: $(cat $C/p2)" eval '! grep -q returned $C/p2'
+	r=$(stop_timed rm rmmod psi_mod)
+	stop_expect "rmmod with a poller stuck in FUSE's poll" "$r"
+	note "rmmod: $r"
+	# a stuck rmmod finishes once the server is gone
+	fuse_down
+	r=$(client_done $C/p2 returned)
+	expect "poller 2 returned once the server died: $r" eval 'case "$r" in returned*) true ;; *) false ;; esac'
+	for r in $(seq 50); do mod_loaded || break; sleep 0.2; done
+	r=$(mod_load)
+	expect "reload: $r" [ "$r" = ok ]
+	r=$(kit readas 65534 $PSI_DIR/cpu)
+	expect "read after reload: $r" [ "$r" = ok ]
+	# the queue left allocated at that unload, as intended, and said so once
+	dmesg_since $m | grep 'left allocated at unload' >> $EXPECTED
+	note "dmesg: $(dmesg_since $m | grep -i psi_mod | tr '\n' '|')"
+}
+case_stop_read() {
+	local r m w
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	# a fresh buffer is filled: anonymous, tmpfs shared and private
+	for w in anon shared:/tmp/sr-buf private:/tmp/sr-buf; do
+		r=$(cd /tmp && fusehang readinto 65534 $PSI_DIR/memory $w)
+		expect "read into a fresh $w mapping: '$r', want the some line" eval 'case "$r" in "read "*": some avg10="*) true ;; *) false ;; esac'
+	done
+	fuse_up || { bad "FUSE server: $(cat $C/daemon)"; return; }
+	m=$(dmesg_mark)
+	fusehang read 65534 $PSI_DIR/cpu $FUSE_MNT/f > $C/r1 2>&1 &
+	wait_line $C/r1 reading
+	r=$(stop_timed e0 kit write $ENABLE 0)
+	stop_expect "enable=0 with a read into a FUSE mapping" "$r"
+	note "enable=0: $r; reader: $(tail -1 $C/r1)"
+	fuse_down
+	r=$(client_done $C/r1 read)
+	expect "reader returned: $r" eval 'case "$r" in read*) true ;; *) false ;; esac'
+	for r in $(seq 50); do [ -f $C/e0.done ] && break; sleep 0.2; done
+	r=$(kit write $ENABLE 1)
+	expect "enable=1 after: $r" [ "$r" = ok ]
+	fuse_up || { bad "FUSE server again: $(cat $C/daemon)"; return; }
+	fusehang write 65534 $PSI_DIR/io $FUSE_MNT/f > $C/w1 2>&1 &
+	wait_line $C/w1 writing
+	fusehang read 65534 $PSI_DIR/memory $FUSE_MNT/f > $C/r2 2>&1 &
+	wait_line $C/r2 reading
+	r=$(stop_timed rm rmmod psi_mod)
+	stop_expect "rmmod with a read into and a write from a FUSE mapping" "$r"
+	note "rmmod: $r; writer: $(tail -1 $C/w1); reader: $(tail -1 $C/r2)"
+	fuse_down
+	r=$(client_done $C/w1 write)
+	expect "writer returned: $r" eval 'case "$r" in write*) true ;; *) false ;; esac'
+	r=$(client_done $C/r2 read)
+	expect "reader 2 returned: $r" eval 'case "$r" in read*) true ;; *) false ;; esac'
+	for r in $(seq 50); do mod_loaded || break; sleep 0.2; done
+	r=$(mod_load)
+	expect "reload: $r" [ "$r" = ok ]
+	r=$(kit readas 65534 $PSI_DIR/cpu)
+	expect "read after reload: $r" [ "$r" = ok ]
+	# the one reason given for a buffer that cannot be brought in
+	dmesg_since $m | grep 'user-mountable filesystem' >> $EXPECTED
+	note "dmesg: $(dmesg_since $m | grep -i psi_mod | tr '\n' '|')"
+}
+
 suite_begin
 run_case load 20 case_load
 run_case format 10 case_format
@@ -652,5 +797,7 @@ run_case trig-many 90 case_trig_many
 run_case trig-many-priv 60 case_trig_many_priv
 run_case trig-unload 120 case_trig_unload
 run_case start-unwind 120 case_start_unwind
+run_case stop-poll 120 case_stop_poll
+run_case stop-read 120 case_stop_read
 run_case dmesg 20 case_dmesg
 suite_end
