@@ -113,7 +113,7 @@ struct psim_pcpu {
 	seqcount_raw_spinlock_t seq;	/* st for lockless readers */
 	struct psim_cpu_state st;
 	pid_t curr;	/* the task last switched in here */
-	u32 relocations;	/* tasks found here that moved unseen */
+	u32 relocations;	/* words found elsewhere: slow paths */
 	/* offline switches to idle done by the kprobe, by the dead callback */
 	u32 dead_kprobe, dead_callback;
 } ____cacheline_aligned_in_smp;
@@ -367,8 +367,9 @@ retry:
 		psim_update(&opc->st, old);
 		psim_cpu_counts(&pc->st, 0, v & PSIM_TSK_MASK);
 		psim_update(&pc->st, cpu);
-		pc->relocations++;
 	}
+	/* every slow path, flags or not: it took another CPU's lock */
+	pc->relocations++;
 	/* from here on the word is this CPU's, and so is its lock */
 	psim_store(w, psim_lo(v), cpu);
 	psim_unlock(opc);
@@ -783,9 +784,10 @@ again:
 		pc = per_cpu_ptr(&psim_pcpu, cur);
 		psim_cpu_counts(&pc->st, clear, 0);
 		psim_update(&pc->st, cur);
-		if (cur != src_cpu)
-			pc->relocations++;
 	}
+	/* a word that moved unseen, flags or not */
+	if (cur != src_cpu)
+		per_cpu_ptr(&psim_pcpu, cur)->relocations++;
 	if (set) {
 		psim_cpu_counts(&pd->st, 0, set);
 		psim_update(&pd->st, dest_cpu);
