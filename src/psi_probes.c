@@ -113,6 +113,7 @@ struct psim_pcpu {
 	seqcount_raw_spinlock_t seq;	/* st for lockless readers */
 	struct psim_cpu_state st;
 	pid_t curr;	/* the task last switched in here */
+	u32 wtag;	/* a word's upper half for this CPU, see psim_tasks */
 	u32 relocations;	/* words found elsewhere: slow paths */
 	/* offline switches to idle done by the kprobe, by the dead callback */
 	u32 dead_kprobe, dead_callback;
@@ -122,8 +123,11 @@ static DEFINE_PER_CPU_SHARED_ALIGNED(struct psim_pcpu, psim_pcpu);
 
 /*
  * Per-task state: one u32 word per task. The low 16 bits are the task word
- * of psi_mod_logic.h (counted flags, memstall depth), the high 16 bits the
- * CPU its flags are counted on.
+ * of psi_mod_logic.h (counted flags, memstall depth), the high 16 bits say
+ * where its flags are counted: the CPU's number plus one (the CPU's wtag),
+ * or 0, not counted anywhere. A word of 0, a new task's or one cleared at
+ * the start, is claimed by the first event of its task on whatever CPU,
+ * without another CPU's lock (psim_relocate_locked_slow()).
  *
  * Where the kernel is built with CONFIG_PSI and its own PSI is off, the
  * word is task_struct->psi_flags: the kernel zeroes it at fork and, PSI
@@ -146,6 +150,7 @@ static unsigned int psim_tasks_nr;
 static unsigned int psim_pid_beyond;	/* a pid seen beyond the table */
 static bool psim_beyond_said;		/* and dmesg told */
 #define PSIM_WCPU_SHIFT	16
+#define PSIM_WTAG_MASK	(~0U << PSIM_WCPU_SHIFT)
 
 /*
  * A CPU's lock, and its seqcount's write section with it: the state may
@@ -177,24 +182,31 @@ static inline u16 psim_lo(u32 w)
 	return (u16)w;
 }
 
-static inline unsigned int psim_wcpu(u32 w)
+/* The CPU a word's flags are counted on, or -1: not counted. */
+static inline int psim_wcpu(u32 w)
 {
-	return w >> PSIM_WCPU_SHIFT;
+	return (int)(w >> PSIM_WCPU_SHIFT) - 1;
 }
 
-/* Store a task's new word: its flags are now counted on @cpu. */
-static inline void psim_store(u32 *w, u16 lo, unsigned int cpu)
+/* Whether a word's flags are counted on @pc's CPU. */
+static inline bool psim_word_here(u32 w, const struct psim_pcpu *pc)
 {
-	WRITE_ONCE(*w, lo | (u32)cpu << PSIM_WCPU_SHIFT);
+	return (w & PSIM_WTAG_MASK) == pc->wtag;
+}
+
+/* Store a task's new word: its flags are now counted on @pc's CPU. */
+static inline void psim_store(u32 *w, u16 lo, const struct psim_pcpu *pc)
+{
+	WRITE_ONCE(*w, lo | pc->wtag);
 }
 
 /*
- * The word of most tasks that run or wait to run on @cpu: runnable, in no
- * memory stall.
+ * The word of most tasks that run or wait to run on @pc's CPU: runnable,
+ * in no memory stall.
  */
-static inline u32 psim_word_running(unsigned int cpu)
+static inline u32 psim_word_running(const struct psim_pcpu *pc)
 {
-	return PSIM_TSK_RUNNING | cpu << PSIM_WCPU_SHIFT;
+	return PSIM_TSK_RUNNING | pc->wtag;
 }
 
 static noinline void psim_note_beyond(unsigned int pid)
@@ -334,9 +346,20 @@ retry:
 	if (!w)
 		return NULL;
 	v = READ_ONCE(*w);
-	old = psim_wcpu(v);
-	if (old == cpu)
+	if (psim_word_here(v, pc))
 		return w;
+	if (psim_wcpu(v) < 0) {
+		/*
+		 * Counted nowhere: no other CPU's lock guards it, and the
+		 * task's own events do not race. With the pid table the old
+		 * owner of a reused pid may claim it on another CPU at the
+		 * same time: whoever swaps first has it.
+		 */
+		if (cmpxchg(w, v, pc->wtag) != v)
+			goto retry;
+		return w;
+	}
+	old = psim_wcpu(v);
 	opc = per_cpu_ptr(&psim_pcpu, old);
 	if (old < cpu) {
 		/* Two CPU locks: always the lower CPU's first. */
@@ -371,7 +394,7 @@ retry:
 	/* every slow path, flags or not: it took another CPU's lock */
 	pc->relocations++;
 	/* from here on the word is this CPU's, and so is its lock */
-	psim_store(w, psim_lo(v), cpu);
+	psim_store(w, psim_lo(v), pc);
 	psim_unlock(opc);
 	return w;
 }
@@ -391,7 +414,7 @@ static inline u32 *psim_word_on(struct psim_pcpu *pc, struct task_struct *p,
 
 	if (unlikely(!w))
 		return NULL;
-	if (unlikely(psim_wcpu(READ_ONCE(*w)) != cpu))
+	if (unlikely(!psim_word_here(READ_ONCE(*w), pc)))
 		w = psim_relocate_locked_slow(pc, p, cpu);
 	return w;
 }
@@ -435,7 +458,7 @@ psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
 	} else if (!psim_word_val(prev, &vp) || !psim_word_val(next, &vn)) {
 		return PSIM_SW_OTHER;
 	}
-	if (vp != psim_word_running(cpu) || vn != psim_word_running(cpu))
+	if (vp != psim_word_running(pc) || vn != psim_word_running(pc))
 		return PSIM_SW_OTHER;
 	state = psim_task_state(prev);
 	if (preempt || state == TASK_RUNNING)
@@ -455,7 +478,7 @@ static inline void psim_sleep_commit(struct psim_pcpu *pc, unsigned int cpu,
 {
 	bool keep = psim_run_dec_keeps_mask(&pc->st);
 
-	psim_store(wp, 0, cpu);
+	psim_store(wp, 0, pc);
 	psim_cpu_counts(&pc->st, PSIM_TSK_RUNNING, 0);
 	if (!keep)
 		psim_update(&pc->st, cpu);
@@ -527,7 +550,7 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 					  &set);
 		/* a preempted task's word stays: no store, no dirty line */
 		if (pw != lo)
-			psim_store(wp, pw, cpu);
+			psim_store(wp, pw, pc);
 		psim_cpu_counts(&pc->st, clear, set);
 		changed |= clear | set;
 		/*
@@ -547,7 +570,7 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 		/* usually woken (or preempted) and so counted already */
 		if (unlikely(!psim_runnable_settled(lo))) {
 			nw = psim_task_wakeup(lo, &clear, &set);
-			psim_store(wn, nw, cpu);
+			psim_store(wn, nw, pc);
 			psim_cpu_counts(&pc->st, clear, set);
 			changed |= clear | set;
 		}
@@ -600,9 +623,9 @@ static noinline void psim_wakeup_other(struct psim_pcpu *pc,
 {
 	unsigned int clear, set;
 
-	if (psim_wcpu(READ_ONCE(*w)) != cpu)
+	if (!psim_word_here(READ_ONCE(*w), pc))
 		w = psim_relocate_locked_slow(pc, p, cpu);
-	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), cpu);
+	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), pc);
 	psim_cpu_counts(&pc->st, clear, set);
 	psim_update_wakeup(&pc->st, p, cpu);
 }
@@ -630,7 +653,7 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 	 */
 	cpu = task_cpu(p);
 	v = READ_ONCE(*w);
-	if (likely((v & ~PSIM_TSK_IOWAIT) == cpu << PSIM_WCPU_SHIFT)) {
+	if (likely((v & ~PSIM_TSK_IOWAIT) == pc->wtag)) {
 		/*
 		 * The common wakeup: counted here, in no memory stall, asleep
 		 * in iowait or not: psim_task_wakeup() in short.
@@ -638,7 +661,7 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 		bool keep = !(v & PSIM_TSK_IOWAIT) &&
 			    psim_run_inc_keeps_mask(&pc->st);
 
-		psim_store(w, PSIM_TSK_RUNNING, cpu);
+		psim_store(w, PSIM_TSK_RUNNING, pc);
 		if (v & PSIM_TSK_IOWAIT)
 			psim_cpu_counts(&pc->st, PSIM_TSK_IOWAIT, 0);
 		psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
@@ -701,7 +724,7 @@ static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 	if (w) {
 		u32 left = READ_ONCE(*w) & PSIM_TSK_MASK;
 
-		psim_store(w, PSIM_TSK_RUNNING, cpu);
+		psim_store(w, PSIM_TSK_RUNNING, pc);
 		psim_cpu_counts(&pc->st, left, PSIM_TSK_RUNNING);
 		psim_update_wakeup(&pc->st, p, cpu);
 	}
@@ -754,6 +777,19 @@ again:
 	if (!w)
 		goto out;
 	v = READ_ONCE(*w);
+	if (psim_wcpu(v) < 0) {
+		/*
+		 * Counted nowhere: the destination's from now on, claimed as
+		 * in psim_relocate_locked_slow(), no flags to move.
+		 */
+		if (cmpxchg(w, v, pd->wtag) == v)
+			goto out;
+		psim_unlock_two(src_cpu, dest_cpu);
+		if (retried)
+			goto out_unlocked;	/* the next event claims it */
+		retried = true;
+		goto again;
+	}
 	/* counts where no tracepoint showed them go (see psim_word_on()) */
 	cur = psim_wcpu(v);
 	if (cur != src_cpu && cur != dest_cpu) {
@@ -792,7 +828,7 @@ again:
 		psim_cpu_counts(&pd->st, 0, set);
 		psim_update(&pd->st, dest_cpu);
 	}
-	psim_store(w, lo, dest_cpu);
+	psim_store(w, lo, pd);
 out:
 	psim_unlock_two(src_cpu, dest_cpu);
 out_unlocked:
@@ -822,10 +858,10 @@ static void psim_memstall(bool enter)
 		goto out;
 	if (enter)
 		psim_store(w, psim_task_memstall_enter(psim_lo(*w), &clear,
-						       &set), cpu);
+						       &set), pc);
 	else
 		psim_store(w, psim_task_memstall_leave(psim_lo(*w), &clear,
-						       &set), cpu);
+						       &set), pc);
 	if (clear | set) {
 		psim_cpu_counts(&pc->st, clear, set);
 		pc->st.oncpu = 1;
@@ -955,9 +991,9 @@ static void psim_cpu_gone(unsigned int cpu, bool kprobe)
 	rcu_read_lock();
 	psim_lock(pc);
 	w = psim_word_by_pid(pc->curr);
-	if (w && psim_wcpu(*w) == cpu) {
+	if (w && psim_word_here(*w, pc)) {
 		psim_store(w, psim_task_switch_out(psim_lo(*w), true, false,
-						   false, &clear, &set), cpu);
+						   false, &clear, &set), pc);
 		psim_cpu_counts(&pc->st, clear, set);
 	}
 	if (pc->curr || pc->st.oncpu) {
@@ -1339,8 +1375,8 @@ int psim_probes_start(bool memstall_tp_only, bool kernel_psi)
 {
 	int cpu, ret;
 
-	/* a word's upper half holds a CPU number */
-	BUILD_BUG_ON(CONFIG_NR_CPUS > (1UL << (32 - PSIM_WCPU_SHIFT)));
+	/* a word's upper half holds a CPU number plus one */
+	BUILD_BUG_ON(CONFIG_NR_CPUS >= (1UL << (32 - PSIM_WCPU_SHIFT)));
 	ret = psim_store_start(kernel_psi);
 	if (ret)
 		return ret;
@@ -1357,6 +1393,7 @@ int psim_probes_start(bool memstall_tp_only, bool kernel_psi)
 		memset(&pc->st, 0, sizeof(pc->st));
 		pc->curr = 0;
 		pc->relocations = 0;
+		pc->wtag = (cpu + 1) << PSIM_WCPU_SHIFT;
 		pc->dead_kprobe = 0;
 		pc->dead_callback = 0;
 		pc->st.state_start = cpu_clock(cpu);

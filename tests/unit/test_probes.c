@@ -57,8 +57,8 @@ static unsigned int no_word;
 #define task_word(t)	(*((void)(t), &no_word))
 #endif
 
-/* what a former load left in a word: flags counted on cpu3 */
-#define STALE_WORD	((3U << 16) | PSIM_TSK_RUNNING | PSIM_TSK_IOWAIT)
+/* what a former load left in a word: flags counted on cpu3 (3 + 1) */
+#define STALE_WORD	((4U << 16) | PSIM_TSK_RUNNING | PSIM_TSK_IOWAIT)
 
 typedef void (*switch_fn)(void *, bool, struct task_struct *,
 			  struct task_struct *, unsigned int);

@@ -68,6 +68,7 @@ typedef unsigned int gfp_t;
 #define ____cacheline_aligned_in_smp
 #define READ_ONCE(x)		(*(volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
+#define cmpxchg(p, o, n)	__sync_val_compare_and_swap(p, o, n)
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define UINT_MAX		(~0U)
 #define BUILD_BUG_ON(c)		_Static_assert(!(c), #c)
