@@ -396,6 +396,20 @@ retry:
 	/* from here on the word is this CPU's, and so is its lock */
 	psim_store(w, psim_lo(v), pc);
 	psim_unlock(opc);
+	if (old < cpu) {
+		/*
+		 * Ours is held nested (subclass 1) behind the lower lock just
+		 * dropped. Taken again plainly, so that a second relocation
+		 * in the same event (the switch's next task, its word on a
+		 * higher CPU) can nest that CPU's lock: two of one class at
+		 * the same subclass is lockdep's "possible recursive
+		 * locking". The word is looked up again, as after every
+		 * relock.
+		 */
+		psim_unlock(pc);
+		psim_lock(pc);
+		goto retry;
+	}
 	return w;
 }
 

@@ -967,6 +967,45 @@ static void pid_reuse_steps(const unsigned int *new_pid,
  * then takes N's word for its own and clears it, so N is counted again
  * only from its next event, its switch-in at 4. Nothing stays behind.
  */
+/*
+ * One switch, two relocations: prev's word names a lower CPU, next's a
+ * higher one (both moved unseen, as a dying CPU's pushed tasks on 5.10).
+ * The first takes the lower CPU's lock first and this CPU's nested; the
+ * second must find this CPU's held as the only one, at subclass 0, or
+ * lockdep reports "possible recursive locking" for the higher CPU's lock
+ * taken nested beside it, and switches itself off.
+ */
+static void probes_relocate_twice_in_one_switch(void)
+{
+	static const unsigned int both[NR_CPUS] = { 0, 2, 0, 0 };
+	static const unsigned int none[NR_CPUS];
+
+	SCENARIO_BEGIN();
+	/* A runs on cpu0, B is queued on cpu2 */
+	call_wakeup_new(0, new_task(&xa, 300, 0));
+	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &xa);
+	call_wakeup_new(2, new_task(&xb, 301, 2));
+	/* both pushed to cpu1 unseen: A runs there, B is queued there */
+	shim_now += 1000;
+	call_switch(0, true, &xa, TASK_RUNNING, false, &idle_ts[0]);
+	xa.cpu = 1;
+	xb.cpu = 1;
+	shim_current[1] = &xa;
+	/* A preempted by B on cpu1 */
+	shim_now += 1000;
+	call_switch(1, true, &xa, TASK_RUNNING, false, &xb);
+	expect_running("A preempted by B on cpu1, both moved there unseen",
+		       both);
+	shim_now += 1000;
+	call_switch(1, false, &xb, TASK_DEAD, false, &xa);
+	call_switch(1, false, &xa, TASK_DEAD, false, &idle_ts[1]);
+	shim_jb_armed = false;
+	expect_running("both exited", none);
+	TU_CHECK(!bug_report[0], "%s", bug_report);
+	check_all_zero("every task exited, every CPU idle");
+	probes_stop();
+}
+
 static void probes_pid_reuse_no_leak(void)
 {
 	static const unsigned int after2[NR_CPUS] = { 0, 1, 0, 0 };
@@ -1331,6 +1370,7 @@ int main(int argc, char **argv)
 	TU_RUN(probes_random_events);
 	TU_RUN(probes_poll_kick);
 	TU_RUN(probes_wakeup_current_irqs_on);
+	TU_RUN(probes_relocate_twice_in_one_switch);
 	if (task_store) {
 		TU_RUN(probes_task_words);
 		return tu_exit();

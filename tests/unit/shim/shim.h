@@ -169,16 +169,23 @@ void shim_fail(const char *fmt, ...);
 /* ---- raw spinlocks ---- */
 typedef struct {
 	int held;		/* 1 + the CPU holding it, 0 if free */
+	int subclass;		/* lockdep's, while held */
 } raw_spinlock_t;
 
 extern void (*shim_lock_hook)(raw_spinlock_t *lock, const char *func);
-void shim_lock(raw_spinlock_t *l, const char *func);
+void shim_lock_sub(raw_spinlock_t *l, int subclass, const char *func);
 void shim_unlock(raw_spinlock_t *l, const char *func);
+#define shim_lock(l, func)	shim_lock_sub(l, 0, func)
 
+/*
+ * Lockdep's rule for the probes' locks, all of one class: a CPU that holds
+ * one at a subclass takes no other at the same subclass ("possible
+ * recursive locking"; lockdep then switches itself off).
+ */
 #define SINGLE_DEPTH_NESTING	1
 #define raw_spin_lock_init(l)	((l)->held = 0)
 #define raw_spin_lock(l)	shim_lock(l, __func__)
-#define raw_spin_lock_nested(l, sub)	shim_lock(l, __func__)
+#define raw_spin_lock_nested(l, sub)	shim_lock_sub(l, sub, __func__)
 #define raw_spin_unlock(l)	shim_unlock(l, __func__)
 #define raw_spin_lock_irqsave(l, flags)					\
 	do {								\
