@@ -124,10 +124,22 @@ static DEFINE_PER_CPU_SHARED_ALIGNED(struct psim_pcpu, psim_pcpu);
 /*
  * Per-task state: one u32 word per task. The low 16 bits are the task word
  * of psi_mod_logic.h (counted flags, memstall depth), the high 16 bits say
- * where its flags are counted: the CPU's number plus one (the CPU's wtag),
- * or 0, not counted anywhere. A word of 0, a new task's or one cleared at
- * the start, is claimed by the first event of its task on whatever CPU,
- * without another CPU's lock (psim_relocate_locked_slow()).
+ * where its flags are counted: the tag of a CPU in this start,
+ * psim_gen_base + the CPU's number + 1 (the CPU's wtag); anything else
+ * (0, a new task's or one cleared at the start, or a tag of a former
+ * start) is counted nowhere. Such a word is claimed by the first event of
+ * its task on whatever CPU, without another CPU's lock
+ * (psim_relocate_locked_slow()).
+ *
+ * The start's generation in the tag: the start clears the words of the
+ * tasks on the task list, and a thread that reaped itself has left it in
+ * release_task() before its last switch; its word from the former start
+ * must not take a count off a CPU at that switch. Each start moves the
+ * tags on by nr_cpu_ids, over 0xffff / nr_cpu_ids generations (32767 on
+ * 2 CPUs, 255 on 256, 7 on 8192, Debian's CONFIG_NR_CPUS): a stale word
+ * is mistaken for a counted one only if its thread stays between
+ * release_task() and do_task_dead() across that many starts, each of
+ * which waits for an RCU grace period at the stop before.
  *
  * Where the kernel is built with CONFIG_PSI and its own PSI is off, the
  * word is task_struct->psi_flags: the kernel zeroes it at fork and, PSI
@@ -149,6 +161,8 @@ static u32 *psim_tasks;
 static unsigned int psim_tasks_nr;
 static unsigned int psim_pid_beyond;	/* a pid seen beyond the table */
 static bool psim_beyond_said;		/* and dmesg told */
+static u32 psim_gen_base;		/* this start's tags: see above */
+static u32 psim_gen;
 #define PSIM_WCPU_SHIFT	16
 #define PSIM_WTAG_MASK	(~0U << PSIM_WCPU_SHIFT)
 
@@ -185,7 +199,9 @@ static inline u16 psim_lo(u32 w)
 /* The CPU a word's flags are counted on, or -1: not counted. */
 static inline int psim_wcpu(u32 w)
 {
-	return (int)(w >> PSIM_WCPU_SHIFT) - 1;
+	u32 c = (w >> PSIM_WCPU_SHIFT) - 1 - psim_gen_base;
+
+	return c < nr_cpu_ids ? (int)c : -1;
 }
 
 /* Whether a word's flags are counted on @pc's CPU. */
@@ -1391,6 +1407,10 @@ int psim_probes_start(bool memstall_tp_only, bool kernel_psi)
 
 	/* a word's upper half holds a CPU number plus one */
 	BUILD_BUG_ON(CONFIG_NR_CPUS >= (1UL << (32 - PSIM_WCPU_SHIFT)));
+	/* this start's tags: past the former start's (see psim_tasks) */
+	psim_gen = (psim_gen + 1) %
+		   max(0xffffU / nr_cpu_ids, 1U);
+	psim_gen_base = psim_gen * nr_cpu_ids;
 	ret = psim_store_start(kernel_psi);
 	if (ret)
 		return ret;
@@ -1407,7 +1427,7 @@ int psim_probes_start(bool memstall_tp_only, bool kernel_psi)
 		memset(&pc->st, 0, sizeof(pc->st));
 		pc->curr = 0;
 		pc->relocations = 0;
-		pc->wtag = (cpu + 1) << PSIM_WCPU_SHIFT;
+		pc->wtag = (psim_gen_base + cpu + 1) << PSIM_WCPU_SHIFT;
 		pc->dead_kprobe = 0;
 		pc->dead_callback = 0;
 		pc->st.state_start = cpu_clock(cpu);

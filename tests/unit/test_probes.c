@@ -1006,6 +1006,61 @@ static void probes_relocate_twice_in_one_switch(void)
 	probes_stop();
 }
 
+/*
+ * A quick enable=0, enable=1 beside an exiting thread. The stop and the
+ * start clear the words of the tasks on the task list; a thread that
+ * reaped itself left it in release_task(), before its last switch
+ * (do_task_dead()), and keeps the word of the former start: RUNNING,
+ * counted on cpu1. Its last switch, after the new start, must not take
+ * from cpu1 a count the new start never set there (B's).
+ */
+static void probes_stale_word_across_restart(void)
+{
+	static const unsigned int one[NR_CPUS] = { 0, 1, 0, 0 };
+	static const unsigned int none[NR_CPUS];
+	int i;
+
+	SCENARIO_BEGIN();
+	/* T runs on cpu1 */
+	call_wakeup_new(1, new_task(&xa, 300, 1));
+	call_switch(1, false, &idle_ts[1], TASK_RUNNING, false, &xa);
+	/* T reaps itself: off the task list, still running */
+	shim_task_del(&xa);
+	/* enable=0, then enable=1, while T is on its way to do_task_dead() */
+	shim_jb_armed = false;
+	probes_stop();
+	if (probes_start(false))
+		return;
+	if (setjmp(shim_jb)) {
+		TU_CHECK(0, "%s%s", bug_report, shim_msg);
+		probes_stop();
+		return;
+	}
+	shim_jb_armed = true;
+	shim_current[1] = &xa;
+	/* B, new, queued on cpu1 behind T: counted there */
+	shim_now += 1000;
+	call_wakeup_new(1, new_task(&xb, 301, 1));
+	expect_running("B queued on cpu1 after the restart", one);
+	/* T's last switch, to B */
+	shim_now += 1000;
+	call_switch(1, false, &xa, TASK_DEAD, false, &xb);
+	expect_running("T's last switch after the restart, B runs", one);
+	call_switch(1, false, &xb, TASK_DEAD, false, &idle_ts[1]);
+	shim_jb_armed = false;
+	expect_running("B exited", none);
+	for (i = 0; i < NR_CPUS; i++) {
+		struct psim_cpu_debug d;
+
+		psim_cpu_debug(i, &d);
+		TU_CHECK(!d.st.underflows, "cpu%d: %u underflows", i,
+			 d.st.underflows);
+	}
+	TU_CHECK(!bug_report[0], "%s", bug_report);
+	check_all_zero("every task exited, every CPU idle");
+	probes_stop();
+}
+
 static void probes_pid_reuse_no_leak(void)
 {
 	static const unsigned int after2[NR_CPUS] = { 0, 1, 0, 0 };
@@ -1371,6 +1426,7 @@ int main(int argc, char **argv)
 	TU_RUN(probes_poll_kick);
 	TU_RUN(probes_wakeup_current_irqs_on);
 	TU_RUN(probes_relocate_twice_in_one_switch);
+	TU_RUN(probes_stale_word_across_restart);
 	if (task_store) {
 		TU_RUN(probes_task_words);
 		return tu_exit();

@@ -29,6 +29,17 @@ void shim_task_add(struct task_struct *t)
 	shim_tasks[shim_ntasks++] = t;
 }
 
+/* release_task(): off the task list (its last switch may still come) */
+void shim_task_del(struct task_struct *t)
+{
+	int i, n = 0;
+
+	for (i = 0; i < shim_ntasks; i++)
+		if (shim_tasks[i] != t)
+			shim_tasks[n++] = shim_tasks[i];
+	shim_ntasks = n;
+}
+
 struct pid *find_pid_ns(int nr, struct pid_namespace *ns)
 {
 	int i;

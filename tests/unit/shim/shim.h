@@ -258,6 +258,8 @@ struct task_struct {
 extern struct task_struct *shim_tasks[SHIM_MAX_TASKS];
 extern int shim_ntasks, shim_task_iter;
 void shim_task_add(struct task_struct *t);
+void shim_task_del(struct task_struct *t);
+#define nr_cpu_ids		NR_CPUS
 #define for_each_process_thread(g, t)					\
 	for ((g) = NULL, shim_task_iter = 0;				\
 	     (void)(g), shim_task_iter < shim_ntasks &&			\
