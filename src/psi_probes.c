@@ -97,6 +97,7 @@
 #include <linux/percpu.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
+#include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/clock.h>
@@ -139,7 +140,10 @@ static DEFINE_PER_CPU_SHARED_ALIGNED(struct psim_pcpu, psim_pcpu);
  * 2 CPUs, 255 on 256, 7 on 8192, Debian's CONFIG_NR_CPUS): a stale word
  * is mistaken for a counted one only if its thread stays between
  * release_task() and do_task_dead() across that many starts, each of
- * which waits for an RCU grace period at the stop before.
+ * which waits for an RCU grace period at the stop before. The first
+ * start of a load takes its generation at random: a reload must not hand
+ * out the tags of the former load's starts again (a 1 in that many
+ * chance).
  *
  * Where the kernel is built with CONFIG_PSI and its own PSI is off, the
  * word is task_struct->psi_flags: the kernel zeroes it at fork and, PSI
@@ -1144,6 +1148,8 @@ int psim_probes_find(void)
 {
 	int i;
 
+	/* the first start's generation: see psim_tasks */
+	psim_gen = get_random_u32();
 	psim_probes_lookup(psim_sched_probes, ARRAY_SIZE(psim_sched_probes));
 	psim_probes_lookup(psim_memstall_probes,
 			   ARRAY_SIZE(psim_memstall_probes));

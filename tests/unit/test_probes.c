@@ -1026,10 +1026,15 @@ static void probes_stale_word_across_restart(void)
 	call_switch(1, false, &idle_ts[1], TASK_RUNNING, false, &xa);
 	/* T reaps itself: off the task list, still running */
 	shim_task_del(&xa);
-	/* enable=0, then enable=1, while T is on its way to do_task_dead() */
+	/*
+	 * enable=0, then enable=1, while T is on its way to do_task_dead():
+	 * psi_mod.c's stop and start, no new lookup (that is a reload)
+	 */
 	shim_jb_armed = false;
-	probes_stop();
-	if (probes_start(false))
+	psim_probes_stop();
+	i = psim_probes_start(false, false);
+	TU_CHECK(!i, "psim_probes_start: %d", i);
+	if (i)
 		return;
 	if (setjmp(shim_jb)) {
 		TU_CHECK(0, "%s%s", bug_report, shim_msg);
