@@ -162,7 +162,8 @@ case_forkreloc() {
 	f0=$(forks_now) r0=$(relocs_now)
 	bg sh -c "while [ ! -f $C/stop-fork ]; do /bin/true; /bin/true & done"
 	bg sh -c "while [ ! -f $C/stop-fork ]; do /bin/true; /bin/true & done"
-	sleep 8
+	# the debug kernel forks about 10 times slower
+	sleep $((8 * ${LIMITX:-1}))
 	touch $C/stop-fork
 	sleep 1
 	bg_kill
@@ -170,7 +171,7 @@ case_forkreloc() {
 	f1=$(forks_now) r1=$(relocs_now)
 	n=$((f1 - f0)) d=$((r1 - r0))
 	note "$n forks, $d relocation slow paths ($((d * 1000 / (n > 0 ? n : 1))) per 1000 forks)"
-	expect "only $n forks in 8 s, want >= 200" ige "$n" 200
+	expect "only $n forks, want >= 100" ige "$n" 100
 	expect "$d relocation slow paths for $n forks, want < 1 per 20 forks" igt "$n" $((d * 20))
 	expect_settled
 }
