@@ -97,7 +97,6 @@
 #include <linux/percpu.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
-#include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/clock.h>
@@ -141,9 +140,9 @@ static DEFINE_PER_CPU_SHARED_ALIGNED(struct psim_pcpu, psim_pcpu);
  * is mistaken for a counted one only if its thread stays between
  * release_task() and do_task_dead() across that many starts, each of
  * which waits for an RCU grace period at the stop before. The first
- * start of a load takes its generation at random: a reload must not hand
- * out the tags of the former load's starts again (a 1 in that many
- * chance).
+ * start of a load takes its generation from the clock, at the load: a
+ * reload must not hand out the former load's tags again (left to a 1 in
+ * that many chance).
  *
  * Where the kernel is built with CONFIG_PSI and its own PSI is off, the
  * word is task_struct->psi_flags: the kernel zeroes it at fork and, PSI
@@ -1148,8 +1147,12 @@ int psim_probes_find(void)
 {
 	int i;
 
-	/* the first start's generation: see psim_tasks */
-	psim_gen = get_random_u32();
+	/*
+	 * The first start's generation, from the clock: see psim_tasks
+	 * (get_random_u32() would complain in dmesg before the random pool
+	 * is ready, at an early load on 5.10)
+	 */
+	psim_gen = (u32)(sched_clock() >> 10);
 	psim_probes_lookup(psim_sched_probes, ARRAY_SIZE(psim_sched_probes));
 	psim_probes_lookup(psim_memstall_probes,
 			   ARRAY_SIZE(psim_memstall_probes));

@@ -260,8 +260,6 @@ extern int shim_ntasks, shim_task_iter;
 void shim_task_add(struct task_struct *t);
 void shim_task_del(struct task_struct *t);
 #define nr_cpu_ids		NR_CPUS
-/* fixed: the tests' runs repeat */
-#define get_random_u32()	0x9e3779b9U
 #define for_each_process_thread(g, t)					\
 	for ((g) = NULL, shim_task_iter = 0;				\
 	     (void)(g), shim_task_iter < shim_ntasks &&			\
