@@ -409,6 +409,7 @@ case_dmesg() {
 	if [ -r /proc/lockdep_stats ]; then
 		pm=$(awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats)
 		expect "lockdep's debug_locks is '$pm', want 1" [ "$pm" = 1 ]
+		note "lockdep on (debug_locks $pm)"
 	fi
 	note "$(wc -l < $C/suite) dmesg lines since suite start, $(wc -l < $EXPECTED) expected bad-parameter lines, $(grep -ci psi_mod $C/suite) mention psi_mod"
 }
