@@ -154,20 +154,20 @@ relocs_now() {
 		END { print s + 0 }' /sys/kernel/debug/psi_mod/state
 }
 case_forkreloc() {
-	local r f0 f1 r0 r1 n d
+	local r f0 f1 r0 r1 n d pw
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
 	r=$(kit write $ENABLE 0)$(kit write $ENABLE 1)
 	expect "enable 0 and 1: $r" [ "$r" = okok ]
 	sleep 1
 	f0=$(forks_now) r0=$(relocs_now)
-	bg sh -c "while [ ! -f $C/stop-fork ]; do /bin/true; /bin/true & done"
-	bg sh -c "while [ ! -f $C/stop-fork ]; do /bin/true; /bin/true & done"
+	# each round reaps its children: none outlives the storm
+	bg sh -c "while [ ! -f $C/stop-fork ]; do /bin/true & /bin/true; wait; done"
+	bg sh -c "while [ ! -f $C/stop-fork ]; do /bin/true & /bin/true; wait; done"
 	# the debug kernel forks about 10 times slower
 	sleep $((8 * ${LIMITX:-1}))
 	touch $C/stop-fork
-	sleep 1
-	bg_kill
-	rm -f $C/stop-fork
+	for pw in $(cat $C/pids); do wait $pw; done
+	rm -f $C/pids $C/stop-fork
 	f1=$(forks_now) r1=$(relocs_now)
 	n=$((f1 - f0)) d=$((r1 - r0))
 	note "$n forks, $d relocation slow paths ($((d * 1000 / (n > 0 ? n : 1))) per 1000 forks)"
