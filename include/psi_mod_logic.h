@@ -243,7 +243,8 @@ static inline void psim_record_times(struct psim_cpu_state *c, u64 now)
  * state needs no clock read. The kernel cuts a period at every task change;
  * psi_mod cuts it where the mask changes, and a reader adds the running
  * period's time to its copy (psim_cpu_recent_times()). The times are
- * 64-bit, so neither a long period nor a late sample loses anything.
+ * 64-bit, so a long period loses nothing; what one collection takes of
+ * them is bounded as the kernel's (psim_cpu_recent_times()).
  */
 static inline bool psim_mask_changes(const struct psim_cpu_state *c, u32 *mask)
 {
@@ -434,6 +435,15 @@ struct psim_group {
  * stall shows before it ends. @times_prev is the aggregator's own record.
  * Returns a mask of the states whose time moved.
  *
+ * Each time is the growth modulo 2^32 ns, as in the kernel: its per-CPU
+ * times, their records and the deltas of get_recent_times() are u32, all
+ * wrapping alike, so a collection that comes more than 4.29 s after the
+ * previous one (the averaging work starved by realtime tasks, a guest's
+ * clock jump) sees the growth modulo 2^32, never more. Carried whole, an
+ * hour's growth would read as a full stall for another hour after the
+ * stall ended (the averages carry what exceeds a period forward), and
+ * times the non-idle weight (psim_accumulate()) overflows u64.
+ *
  * A state counted up to an earlier call's @now may since have been ended
  * before it (a wakeup is timed at its enqueue, which can precede that
  * sample): its time then reads less than recorded. That is taken as no
@@ -453,7 +463,7 @@ static inline u32 psim_cpu_recent_times(const struct psim_cpu_state *snap,
 			t += live;
 		if (t < times_prev[s])
 			t = times_prev[s];
-		times[s] = t - times_prev[s];
+		times[s] = (u32)(t - times_prev[s]);
 		times_prev[s] = t;
 		if (times[s])
 			changed |= 1U << s;
@@ -461,7 +471,10 @@ static inline u32 psim_cpu_recent_times(const struct psim_cpu_state *snap,
 	return changed;
 }
 
-/* Weigh one CPU's recent times by its non-idle time (in jiffies). */
+/*
+ * Weigh one CPU's recent times by its non-idle time (in jiffies): both are
+ * below 2^32 (psim_cpu_recent_times()), so the product fits.
+ */
 static inline void psim_accumulate(u64 *deltas, const u64 *times,
 				   unsigned long nonidle)
 {
@@ -668,7 +681,8 @@ static inline u64 psim_update_averages(struct psim_group *g, u64 now)
 	}
 
 	for (s = 0; s < PSIM_NR_STATES - 1; s++) {
-		u64 sample = g->total[s] - g->avg_total[s];
+		/* u32 as the kernel's sample: it truncates alike */
+		u32 sample = g->total[s] - g->avg_total[s];
 
 		/*
 		 * Time sampled late can slip into the next period; rather

@@ -113,7 +113,8 @@ struct psim_pcpu {
 	seqcount_raw_spinlock_t seq;	/* st for lockless readers */
 	struct psim_cpu_state st;
 	pid_t curr;	/* the task last switched in here */
-	u32 relocations;	/* tasks found here that moved unseen */
+	u32 wtag;	/* a word's upper half for this CPU, see psim_tasks */
+	u32 relocations;	/* words found elsewhere: slow paths */
 	/* offline switches to idle done by the kprobe, by the dead callback */
 	u32 dead_kprobe, dead_callback;
 } ____cacheline_aligned_in_smp;
@@ -122,8 +123,26 @@ static DEFINE_PER_CPU_SHARED_ALIGNED(struct psim_pcpu, psim_pcpu);
 
 /*
  * Per-task state: one u32 word per task. The low 16 bits are the task word
- * of psi_mod_logic.h (counted flags, memstall depth), the high 16 bits the
- * CPU its flags are counted on.
+ * of psi_mod_logic.h (counted flags, memstall depth), the high 16 bits say
+ * where its flags are counted: the tag of a CPU in this start,
+ * psim_gen_base + the CPU's number + 1 (the CPU's wtag); anything else
+ * (0, a new task's or one cleared at the start, or a tag of a former
+ * start) is counted nowhere. Such a word is claimed by the first event of
+ * its task on whatever CPU, without another CPU's lock
+ * (psim_relocate_locked_slow()).
+ *
+ * The start's generation in the tag: the start clears the words of the
+ * tasks on the task list, and a thread that reaped itself has left it in
+ * release_task() before its last switch; its word from the former start
+ * must not take a count off a CPU at that switch. Each start moves the
+ * tags on by nr_cpu_ids, over 0xffff / nr_cpu_ids generations (32767 on
+ * 2 CPUs, 255 on 256, 7 on 8192, Debian's CONFIG_NR_CPUS): a stale word
+ * is mistaken for a counted one only if its thread stays between
+ * release_task() and do_task_dead() across that many starts, each of
+ * which waits for an RCU grace period at the stop before. The first
+ * start of a load takes its generation from the clock, at the load: a
+ * reload must not hand out the former load's tags again (left to a 1 in
+ * that many chance).
  *
  * Where the kernel is built with CONFIG_PSI and its own PSI is off, the
  * word is task_struct->psi_flags: the kernel zeroes it at fork and, PSI
@@ -145,7 +164,10 @@ static u32 *psim_tasks;
 static unsigned int psim_tasks_nr;
 static unsigned int psim_pid_beyond;	/* a pid seen beyond the table */
 static bool psim_beyond_said;		/* and dmesg told */
+static u32 psim_gen_base;		/* this start's tags: see above */
+static u32 psim_gen;
 #define PSIM_WCPU_SHIFT	16
+#define PSIM_WTAG_MASK	(~0U << PSIM_WCPU_SHIFT)
 
 /*
  * A CPU's lock, and its seqcount's write section with it: the state may
@@ -177,24 +199,33 @@ static inline u16 psim_lo(u32 w)
 	return (u16)w;
 }
 
-static inline unsigned int psim_wcpu(u32 w)
+/* The CPU a word's flags are counted on, or -1: not counted. */
+static inline int psim_wcpu(u32 w)
 {
-	return w >> PSIM_WCPU_SHIFT;
+	u32 c = (w >> PSIM_WCPU_SHIFT) - 1 - psim_gen_base;
+
+	return c < nr_cpu_ids ? (int)c : -1;
 }
 
-/* Store a task's new word: its flags are now counted on @cpu. */
-static inline void psim_store(u32 *w, u16 lo, unsigned int cpu)
+/* Whether a word's flags are counted on @pc's CPU. */
+static inline bool psim_word_here(u32 w, const struct psim_pcpu *pc)
 {
-	WRITE_ONCE(*w, lo | (u32)cpu << PSIM_WCPU_SHIFT);
+	return (w & PSIM_WTAG_MASK) == pc->wtag;
+}
+
+/* Store a task's new word: its flags are now counted on @pc's CPU. */
+static inline void psim_store(u32 *w, u16 lo, const struct psim_pcpu *pc)
+{
+	WRITE_ONCE(*w, lo | pc->wtag);
 }
 
 /*
- * The word of most tasks that run or wait to run on @cpu: runnable, in no
- * memory stall.
+ * The word of most tasks that run or wait to run on @pc's CPU: runnable,
+ * in no memory stall.
  */
-static inline u32 psim_word_running(unsigned int cpu)
+static inline u32 psim_word_running(const struct psim_pcpu *pc)
 {
-	return PSIM_TSK_RUNNING | cpu << PSIM_WCPU_SHIFT;
+	return PSIM_TSK_RUNNING | pc->wtag;
 }
 
 static noinline void psim_note_beyond(unsigned int pid)
@@ -334,9 +365,20 @@ retry:
 	if (!w)
 		return NULL;
 	v = READ_ONCE(*w);
-	old = psim_wcpu(v);
-	if (old == cpu)
+	if (psim_word_here(v, pc))
 		return w;
+	if (psim_wcpu(v) < 0) {
+		/*
+		 * Counted nowhere: no other CPU's lock guards it, and the
+		 * task's own events do not race. With the pid table the old
+		 * owner of a reused pid may claim it on another CPU at the
+		 * same time: whoever swaps first has it.
+		 */
+		if (cmpxchg(w, v, pc->wtag) != v)
+			goto retry;
+		return w;
+	}
+	old = psim_wcpu(v);
 	opc = per_cpu_ptr(&psim_pcpu, old);
 	if (old < cpu) {
 		/* Two CPU locks: always the lower CPU's first. */
@@ -367,11 +409,26 @@ retry:
 		psim_update(&opc->st, old);
 		psim_cpu_counts(&pc->st, 0, v & PSIM_TSK_MASK);
 		psim_update(&pc->st, cpu);
-		pc->relocations++;
 	}
+	/* every slow path, flags or not: it took another CPU's lock */
+	pc->relocations++;
 	/* from here on the word is this CPU's, and so is its lock */
-	psim_store(w, psim_lo(v), cpu);
+	psim_store(w, psim_lo(v), pc);
 	psim_unlock(opc);
+	if (old < cpu) {
+		/*
+		 * Ours is held nested (subclass 1) behind the lower lock just
+		 * dropped. Taken again plainly, so that a second relocation
+		 * in the same event (the switch's next task, its word on a
+		 * higher CPU) can nest that CPU's lock: two of one class at
+		 * the same subclass is lockdep's "possible recursive
+		 * locking". The word is looked up again, as after every
+		 * relock.
+		 */
+		psim_unlock(pc);
+		psim_lock(pc);
+		goto retry;
+	}
 	return w;
 }
 
@@ -390,7 +447,7 @@ static inline u32 *psim_word_on(struct psim_pcpu *pc, struct task_struct *p,
 
 	if (unlikely(!w))
 		return NULL;
-	if (unlikely(psim_wcpu(READ_ONCE(*w)) != cpu))
+	if (unlikely(!psim_word_here(READ_ONCE(*w), pc)))
 		w = psim_relocate_locked_slow(pc, p, cpu);
 	return w;
 }
@@ -434,7 +491,7 @@ psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
 	} else if (!psim_word_val(prev, &vp) || !psim_word_val(next, &vn)) {
 		return PSIM_SW_OTHER;
 	}
-	if (vp != psim_word_running(cpu) || vn != psim_word_running(cpu))
+	if (vp != psim_word_running(pc) || vn != psim_word_running(pc))
 		return PSIM_SW_OTHER;
 	state = psim_task_state(prev);
 	if (preempt || state == TASK_RUNNING)
@@ -454,7 +511,7 @@ static inline void psim_sleep_commit(struct psim_pcpu *pc, unsigned int cpu,
 {
 	bool keep = psim_run_dec_keeps_mask(&pc->st);
 
-	psim_store(wp, 0, cpu);
+	psim_store(wp, 0, pc);
 	psim_cpu_counts(&pc->st, PSIM_TSK_RUNNING, 0);
 	if (!keep)
 		psim_update(&pc->st, cpu);
@@ -526,7 +583,7 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 					  &set);
 		/* a preempted task's word stays: no store, no dirty line */
 		if (pw != lo)
-			psim_store(wp, pw, cpu);
+			psim_store(wp, pw, pc);
 		psim_cpu_counts(&pc->st, clear, set);
 		changed |= clear | set;
 		/*
@@ -546,7 +603,7 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 		/* usually woken (or preempted) and so counted already */
 		if (unlikely(!psim_runnable_settled(lo))) {
 			nw = psim_task_wakeup(lo, &clear, &set);
-			psim_store(wn, nw, cpu);
+			psim_store(wn, nw, pc);
 			psim_cpu_counts(&pc->st, clear, set);
 			changed |= clear | set;
 		}
@@ -599,9 +656,9 @@ static noinline void psim_wakeup_other(struct psim_pcpu *pc,
 {
 	unsigned int clear, set;
 
-	if (psim_wcpu(READ_ONCE(*w)) != cpu)
+	if (!psim_word_here(READ_ONCE(*w), pc))
 		w = psim_relocate_locked_slow(pc, p, cpu);
-	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), cpu);
+	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), pc);
 	psim_cpu_counts(&pc->st, clear, set);
 	psim_update_wakeup(&pc->st, p, cpu);
 }
@@ -629,7 +686,7 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 	 */
 	cpu = task_cpu(p);
 	v = READ_ONCE(*w);
-	if (likely((v & ~PSIM_TSK_IOWAIT) == cpu << PSIM_WCPU_SHIFT)) {
+	if (likely((v & ~PSIM_TSK_IOWAIT) == pc->wtag)) {
 		/*
 		 * The common wakeup: counted here, in no memory stall, asleep
 		 * in iowait or not: psim_task_wakeup() in short.
@@ -637,7 +694,7 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 		bool keep = !(v & PSIM_TSK_IOWAIT) &&
 			    psim_run_inc_keeps_mask(&pc->st);
 
-		psim_store(w, PSIM_TSK_RUNNING, cpu);
+		psim_store(w, PSIM_TSK_RUNNING, pc);
 		if (v & PSIM_TSK_IOWAIT)
 			psim_cpu_counts(&pc->st, PSIM_TSK_IOWAIT, 0);
 		psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
@@ -700,7 +757,7 @@ static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 	if (w) {
 		u32 left = READ_ONCE(*w) & PSIM_TSK_MASK;
 
-		psim_store(w, PSIM_TSK_RUNNING, cpu);
+		psim_store(w, PSIM_TSK_RUNNING, pc);
 		psim_cpu_counts(&pc->st, left, PSIM_TSK_RUNNING);
 		psim_update_wakeup(&pc->st, p, cpu);
 	}
@@ -753,6 +810,19 @@ again:
 	if (!w)
 		goto out;
 	v = READ_ONCE(*w);
+	if (psim_wcpu(v) < 0) {
+		/*
+		 * Counted nowhere: the destination's from now on, claimed as
+		 * in psim_relocate_locked_slow(), no flags to move.
+		 */
+		if (cmpxchg(w, v, pd->wtag) == v)
+			goto out;
+		psim_unlock_two(src_cpu, dest_cpu);
+		if (retried)
+			goto out_unlocked;	/* the next event claims it */
+		retried = true;
+		goto again;
+	}
 	/* counts where no tracepoint showed them go (see psim_word_on()) */
 	cur = psim_wcpu(v);
 	if (cur != src_cpu && cur != dest_cpu) {
@@ -783,14 +853,15 @@ again:
 		pc = per_cpu_ptr(&psim_pcpu, cur);
 		psim_cpu_counts(&pc->st, clear, 0);
 		psim_update(&pc->st, cur);
-		if (cur != src_cpu)
-			pc->relocations++;
 	}
+	/* a word that moved unseen, flags or not */
+	if (cur != src_cpu)
+		per_cpu_ptr(&psim_pcpu, cur)->relocations++;
 	if (set) {
 		psim_cpu_counts(&pd->st, 0, set);
 		psim_update(&pd->st, dest_cpu);
 	}
-	psim_store(w, lo, dest_cpu);
+	psim_store(w, lo, pd);
 out:
 	psim_unlock_two(src_cpu, dest_cpu);
 out_unlocked:
@@ -820,10 +891,10 @@ static void psim_memstall(bool enter)
 		goto out;
 	if (enter)
 		psim_store(w, psim_task_memstall_enter(psim_lo(*w), &clear,
-						       &set), cpu);
+						       &set), pc);
 	else
 		psim_store(w, psim_task_memstall_leave(psim_lo(*w), &clear,
-						       &set), cpu);
+						       &set), pc);
 	if (clear | set) {
 		psim_cpu_counts(&pc->st, clear, set);
 		pc->st.oncpu = 1;
@@ -953,9 +1024,9 @@ static void psim_cpu_gone(unsigned int cpu, bool kprobe)
 	rcu_read_lock();
 	psim_lock(pc);
 	w = psim_word_by_pid(pc->curr);
-	if (w && psim_wcpu(*w) == cpu) {
+	if (w && psim_word_here(*w, pc)) {
 		psim_store(w, psim_task_switch_out(psim_lo(*w), true, false,
-						   false, &clear, &set), cpu);
+						   false, &clear, &set), pc);
 		psim_cpu_counts(&pc->st, clear, set);
 	}
 	if (pc->curr || pc->st.oncpu) {
@@ -1076,6 +1147,12 @@ int psim_probes_find(void)
 {
 	int i;
 
+	/*
+	 * The first start's generation, from the clock: see psim_tasks
+	 * (get_random_u32() would complain in dmesg before the random pool
+	 * is ready, at an early load on 5.10)
+	 */
+	psim_gen = (u32)(sched_clock() >> 10);
 	psim_probes_lookup(psim_sched_probes, ARRAY_SIZE(psim_sched_probes));
 	psim_probes_lookup(psim_memstall_probes,
 			   ARRAY_SIZE(psim_memstall_probes));
@@ -1337,8 +1414,12 @@ int psim_probes_start(bool memstall_tp_only, bool kernel_psi)
 {
 	int cpu, ret;
 
-	/* a word's upper half holds a CPU number */
-	BUILD_BUG_ON(CONFIG_NR_CPUS > (1UL << (32 - PSIM_WCPU_SHIFT)));
+	/* a word's upper half holds a CPU number plus one */
+	BUILD_BUG_ON(CONFIG_NR_CPUS >= (1UL << (32 - PSIM_WCPU_SHIFT)));
+	/* this start's tags: past the former start's (see psim_tasks) */
+	psim_gen = (psim_gen + 1) %
+		   max(0xffffU / nr_cpu_ids, 1U);
+	psim_gen_base = psim_gen * nr_cpu_ids;
 	ret = psim_store_start(kernel_psi);
 	if (ret)
 		return ret;
@@ -1355,6 +1436,7 @@ int psim_probes_start(bool memstall_tp_only, bool kernel_psi)
 		memset(&pc->st, 0, sizeof(pc->st));
 		pc->curr = 0;
 		pc->relocations = 0;
+		pc->wtag = (psim_gen_base + cpu + 1) << PSIM_WCPU_SHIFT;
 		pc->dead_kprobe = 0;
 		pc->dead_callback = 0;
 		pc->st.state_start = cpu_clock(cpu);

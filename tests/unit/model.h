@@ -799,7 +799,10 @@ static void check_exact(struct model *m, int times)
 	}
 }
 
-/* The aggregator's recent times equal the truth's state time deltas. */
+/*
+ * The aggregator's recent times equal the truth's state time deltas, in
+ * the kernel's u32 (its per-CPU times and deltas wrap at 2^32 ns).
+ */
 static __attribute__((unused)) void check_aggregator(struct model *m)
 {
 	int cpu, s;
@@ -813,7 +816,7 @@ static __attribute__((unused)) void check_aggregator(struct model *m)
 		changed = psim_cpu_recent_times(&c->st, m->now, c->agg_prev,
 						times);
 		for (s = 0; s < PSIM_NR_STATES; s++) {
-			u64 want = c->truth_times[s] - c->agg_truth_prev[s];
+			u32 want = c->truth_times[s] - c->agg_truth_prev[s];
 
 			MCHECK(m, times[s] == want,
 			       "aggregator: cpu%d state %d %llu ns, kernel's %llu ns",

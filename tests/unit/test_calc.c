@@ -649,14 +649,81 @@ static void cpu_recent_times_live_state_and_wrap(void)
 	psim_record_times(&c, (1ULL << 32) + 5);
 	TU_EQ(c.times[PSIM_MEM_SOME], (1ULL << 32) + 5);
 
-	/* and a late sample sees all of it: 6 s since the previous one */
+	/*
+	 * A late sample, 6 s after the previous one, takes the growth
+	 * modulo 2^32 ns as the kernel's u32 deltas do; the record keeps
+	 * all of it, so the next sample's growth is exact.
+	 */
 	memset(&c, 0, sizeof(c));
 	memset(prev, 0, sizeof(prev));
 	c.state_mask = (1U << PSIM_IO_SOME) | (1U << PSIM_NONIDLE);
 	c.state_start = 1000;
 	psim_cpu_recent_times(&c, 1000 + 6000000000ULL, prev, t);
-	TU_EQ(t[PSIM_IO_SOME], 6000000000ULL);
-	TU_EQ(t[PSIM_NONIDLE], 6000000000ULL);
+	TU_EQ(t[PSIM_IO_SOME], 6000000000ULL - (1ULL << 32));
+	TU_EQ(t[PSIM_NONIDLE], 6000000000ULL - (1ULL << 32));
+	TU_EQ(prev[PSIM_IO_SOME], 6000000000ULL);
+	psim_cpu_recent_times(&c, 1000 + 8000000000ULL, prev, t);
+	TU_EQ(t[PSIM_IO_SOME], 2000000000ULL);
+}
+
+/*
+ * The averaging work starved for an hour (realtime tasks hogging every
+ * CPU, a guest's clock jump) while a CPU stalled: the collection at the
+ * end sees the kernel's u32 growth, 3600 s mod 2^32 ns = 817405952 ns,
+ * not the hour, and once the stall is over the averages decay at once as
+ * the kernel's do, instead of reading 100 for another hour. Values from
+ * the kernel's get_recent_times(), collect_percpu_times(),
+ * update_averages() and calc_avgs() at HZ=250.
+ */
+static void starved_collection_is_bounded_as_the_kernels(void)
+{
+	static const unsigned long want[2][6][3] = {
+		{	/* 3600 s: 1795 periods missed, 28% over 2.82 s */
+			{ 10388, 1876, 392 }, { 8506, 1814, 389 },
+			{ 6965, 1754, 386 }, { 5703, 1696, 383 },
+			{ 4669, 1640, 380 }, { 3823, 1586, 377 },
+		}, {	/* 10800 s: 2452217856 ns over 2.448 s, 100% */
+			{ 37100, 6700, 1400 }, { 30379, 6480, 1390 },
+			{ 24875, 6268, 1380 }, { 20368, 6062, 1370 },
+			{ 16678, 5863, 1360 }, { 13656, 5671, 1350 },
+		},
+	};
+	static const u64 gap[2] = { 3600ULL * 1000000000, 10800ULL * 1000000000 };
+	static const u64 got[2] = { 817405952, 2452217856ULL };
+	int k, i, n;
+
+	for (k = 0; k < 2; k++) {
+		struct psim_cpu_state c;
+		u64 prev[1][PSIM_NR_STATES];
+		struct psim_group g;
+		u64 now = gap[k];
+
+		memset(prev, 0, sizeof(prev));
+		psim_group_init(&g, 0, PERIOD);
+		/* two runnable tasks, one on the CPU, from 0: CPU some */
+		setup_cpu(&c, 2, 0);
+		collect(&g, &c, prev, 1, now);
+		/* the kernel's total; an hour times its weight would wrap */
+		TU_EQ(g.total[PSIM_CPU_SOME], got[k]);
+		TU_EQ(g.total[PSIM_CPU_FULL], 0);
+		g.avg_next_update = psim_update_averages(&g, now);
+		for (i = 0; i < 3; i++)
+			TU_EQ(g.avg[PSIM_CPU_SOME][i], want[k][0][i]);
+		/* the stall ends; idle periods fold, on the grid */
+		psim_cpu_change(&c, now, PSIM_TSK_RUNNING, 0);
+		psim_cpu_change(&c, now, PSIM_TSK_RUNNING, 0);
+		c.oncpu = 0;
+		psim_cpu_change(&c, now, 0, 0);
+		for (n = 1; n < 6; n++) {
+			now = g.avg_next_update;
+			collect(&g, &c, prev, 1, now);
+			g.avg_next_update = psim_update_averages(&g, now);
+			for (i = 0; i < 3; i++)
+				TU_EQ(g.avg[PSIM_CPU_SOME][i], want[k][n][i]);
+		}
+		TU_EQ(g.total[PSIM_CPU_SOME], got[k]);
+		TU_EQ(g.avg_total[PSIM_CPU_SOME], got[k]);
+	}
 }
 
 
@@ -1041,6 +1108,7 @@ int main(void)
 	TU_RUN(fold_totals_weights_by_nonidle_time);
 	TU_RUN(cpu_recent_times_live_state_and_wrap);
 	TU_RUN(cpu_recent_times_absorb_a_period_ended_before_the_sample);
+	TU_RUN(starved_collection_is_bounded_as_the_kernels);
 	TU_RUN(cpu_change_records_old_states_then_recomputes);
 	TU_RUN(lazy_periods_equal_eager_periods);
 	TU_RUN(record_times_ignores_an_earlier_time);

@@ -57,8 +57,8 @@ static unsigned int no_word;
 #define task_word(t)	(*((void)(t), &no_word))
 #endif
 
-/* what a former load left in a word: flags counted on cpu3 */
-#define STALE_WORD	((3U << 16) | PSIM_TSK_RUNNING | PSIM_TSK_IOWAIT)
+/* what a former load left in a word: flags counted on cpu3 (3 + 1) */
+#define STALE_WORD	((4U << 16) | PSIM_TSK_RUNNING | PSIM_TSK_IOWAIT)
 
 typedef void (*switch_fn)(void *, bool, struct task_struct *,
 			  struct task_struct *, unsigned int);
@@ -967,6 +967,105 @@ static void pid_reuse_steps(const unsigned int *new_pid,
  * then takes N's word for its own and clears it, so N is counted again
  * only from its next event, its switch-in at 4. Nothing stays behind.
  */
+/*
+ * One switch, two relocations: prev's word names a lower CPU, next's a
+ * higher one (both moved unseen, as a dying CPU's pushed tasks on 5.10).
+ * The first takes the lower CPU's lock first and this CPU's nested; the
+ * second must find this CPU's held as the only one, at subclass 0, or
+ * lockdep reports "possible recursive locking" for the higher CPU's lock
+ * taken nested beside it, and switches itself off.
+ */
+static void probes_relocate_twice_in_one_switch(void)
+{
+	static const unsigned int both[NR_CPUS] = { 0, 2, 0, 0 };
+	static const unsigned int none[NR_CPUS];
+
+	SCENARIO_BEGIN();
+	/* A runs on cpu0, B is queued on cpu2 */
+	call_wakeup_new(0, new_task(&xa, 300, 0));
+	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &xa);
+	call_wakeup_new(2, new_task(&xb, 301, 2));
+	/* both pushed to cpu1 unseen: A runs there, B is queued there */
+	shim_now += 1000;
+	call_switch(0, true, &xa, TASK_RUNNING, false, &idle_ts[0]);
+	xa.cpu = 1;
+	xb.cpu = 1;
+	shim_current[1] = &xa;
+	/* A preempted by B on cpu1 */
+	shim_now += 1000;
+	call_switch(1, true, &xa, TASK_RUNNING, false, &xb);
+	expect_running("A preempted by B on cpu1, both moved there unseen",
+		       both);
+	shim_now += 1000;
+	call_switch(1, false, &xb, TASK_DEAD, false, &xa);
+	call_switch(1, false, &xa, TASK_DEAD, false, &idle_ts[1]);
+	shim_jb_armed = false;
+	expect_running("both exited", none);
+	TU_CHECK(!bug_report[0], "%s", bug_report);
+	check_all_zero("every task exited, every CPU idle");
+	probes_stop();
+}
+
+/*
+ * A quick enable=0, enable=1 beside an exiting thread. The stop and the
+ * start clear the words of the tasks on the task list; a thread that
+ * reaped itself left it in release_task(), before its last switch
+ * (do_task_dead()), and keeps the word of the former start: RUNNING,
+ * counted on cpu1. Its last switch, after the new start, must not take
+ * from cpu1 a count the new start never set there (B's).
+ */
+static void probes_stale_word_across_restart(void)
+{
+	static const unsigned int one[NR_CPUS] = { 0, 1, 0, 0 };
+	static const unsigned int none[NR_CPUS];
+	int i;
+
+	SCENARIO_BEGIN();
+	/* T runs on cpu1 */
+	call_wakeup_new(1, new_task(&xa, 300, 1));
+	call_switch(1, false, &idle_ts[1], TASK_RUNNING, false, &xa);
+	/* T reaps itself: off the task list, still running */
+	shim_task_del(&xa);
+	/*
+	 * enable=0, then enable=1, while T is on its way to do_task_dead():
+	 * psi_mod.c's stop and start, no new lookup (that is a reload)
+	 */
+	shim_jb_armed = false;
+	psim_probes_stop();
+	i = psim_probes_start(false, false);
+	TU_CHECK(!i, "psim_probes_start: %d", i);
+	if (i)
+		return;
+	if (setjmp(shim_jb)) {
+		TU_CHECK(0, "%s%s", bug_report, shim_msg);
+		probes_stop();
+		return;
+	}
+	shim_jb_armed = true;
+	shim_current[1] = &xa;
+	/* B, new, queued on cpu1 behind T: counted there */
+	shim_now += 1000;
+	call_wakeup_new(1, new_task(&xb, 301, 1));
+	expect_running("B queued on cpu1 after the restart", one);
+	/* T's last switch, to B */
+	shim_now += 1000;
+	call_switch(1, false, &xa, TASK_DEAD, false, &xb);
+	expect_running("T's last switch after the restart, B runs", one);
+	call_switch(1, false, &xb, TASK_DEAD, false, &idle_ts[1]);
+	shim_jb_armed = false;
+	expect_running("B exited", none);
+	for (i = 0; i < NR_CPUS; i++) {
+		struct psim_cpu_debug d;
+
+		psim_cpu_debug(i, &d);
+		TU_CHECK(!d.st.underflows, "cpu%d: %u underflows", i,
+			 d.st.underflows);
+	}
+	TU_CHECK(!bug_report[0], "%s", bug_report);
+	check_all_zero("every task exited, every CPU idle");
+	probes_stop();
+}
+
 static void probes_pid_reuse_no_leak(void)
 {
 	static const unsigned int after2[NR_CPUS] = { 0, 1, 0, 0 };
@@ -1331,6 +1430,8 @@ int main(int argc, char **argv)
 	TU_RUN(probes_random_events);
 	TU_RUN(probes_poll_kick);
 	TU_RUN(probes_wakeup_current_irqs_on);
+	TU_RUN(probes_relocate_twice_in_one_switch);
+	TU_RUN(probes_stale_word_across_restart);
 	if (task_store) {
 		TU_RUN(probes_task_words);
 		return tu_exit();

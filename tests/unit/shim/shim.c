@@ -29,6 +29,17 @@ void shim_task_add(struct task_struct *t)
 	shim_tasks[shim_ntasks++] = t;
 }
 
+/* release_task(): off the task list (its last switch may still come) */
+void shim_task_del(struct task_struct *t)
+{
+	int i, n = 0;
+
+	for (i = 0; i < shim_ntasks; i++)
+		if (shim_tasks[i] != t)
+			shim_tasks[n++] = shim_tasks[i];
+	shim_ntasks = n;
+}
+
 struct pid *find_pid_ns(int nr, struct pid_namespace *ns)
 {
 	int i;
@@ -56,9 +67,27 @@ void shim_fail(const char *fmt, ...)
 	abort();
 }
 
-void shim_lock(raw_spinlock_t *l, const char *func)
+/* The locks each CPU took, latest last; an entry no longer held is gone. */
+static raw_spinlock_t *shim_held_by[NR_CPUS][8];
+static int shim_nheld_by[NR_CPUS];
+
+static void shim_held_prune(int cpu, raw_spinlock_t *drop)
+{
+	int i, n = 0;
+
+	for (i = 0; i < shim_nheld_by[cpu]; i++) {
+		raw_spinlock_t *h = shim_held_by[cpu][i];
+
+		if (h != drop && h->held == 1 + cpu)
+			shim_held_by[cpu][n++] = h;
+	}
+	shim_nheld_by[cpu] = n;
+}
+
+void shim_lock_sub(raw_spinlock_t *l, int subclass, const char *func)
 {
 	static bool in_hook;
+	int i;
 
 	if (!shim_irqs_off[shim_cpu])
 		shim_fail("%s: raw spinlock taken with interrupts on (cpu%d)",
@@ -71,6 +100,15 @@ void shim_lock(raw_spinlock_t *l, const char *func)
 	if (l->held)
 		shim_fail("%s: cpu%d takes a lock that cpu%d holds (deadlock)",
 			  func, shim_cpu, l->held - 1);
+	shim_held_prune(shim_cpu, NULL);
+	for (i = 0; i < shim_nheld_by[shim_cpu]; i++)
+		if (shim_held_by[shim_cpu][i]->subclass == subclass)
+			shim_fail("%s: cpu%d takes a lock at subclass %d holding another of its class at that subclass (lockdep: possible recursive locking)",
+				  func, shim_cpu, subclass);
+	if (shim_nheld_by[shim_cpu] == 8)
+		shim_fail("%s: cpu%d holds 8 locks", func, shim_cpu);
+	shim_held_by[shim_cpu][shim_nheld_by[shim_cpu]++] = l;
+	l->subclass = subclass;
 	l->held = 1 + shim_cpu;
 	shim_nheld++;
 }
@@ -83,6 +121,7 @@ void shim_unlock(raw_spinlock_t *l, const char *func)
 	if (l->held != 1 + shim_cpu)
 		shim_fail("%s: cpu%d unlocks a lock that cpu%d holds", func,
 			  shim_cpu, l->held - 1);
+	shim_held_prune(shim_cpu, l);
 	l->held = 0;
 	shim_nheld--;
 }

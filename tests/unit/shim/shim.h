@@ -68,6 +68,7 @@ typedef unsigned int gfp_t;
 #define ____cacheline_aligned_in_smp
 #define READ_ONCE(x)		(*(volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
+#define cmpxchg(p, o, n)	__sync_val_compare_and_swap(p, o, n)
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define UINT_MAX		(~0U)
 #define BUILD_BUG_ON(c)		_Static_assert(!(c), #c)
@@ -168,16 +169,23 @@ void shim_fail(const char *fmt, ...);
 /* ---- raw spinlocks ---- */
 typedef struct {
 	int held;		/* 1 + the CPU holding it, 0 if free */
+	int subclass;		/* lockdep's, while held */
 } raw_spinlock_t;
 
 extern void (*shim_lock_hook)(raw_spinlock_t *lock, const char *func);
-void shim_lock(raw_spinlock_t *l, const char *func);
+void shim_lock_sub(raw_spinlock_t *l, int subclass, const char *func);
 void shim_unlock(raw_spinlock_t *l, const char *func);
+#define shim_lock(l, func)	shim_lock_sub(l, 0, func)
 
+/*
+ * Lockdep's rule for the probes' locks, all of one class: a CPU that holds
+ * one at a subclass takes no other at the same subclass ("possible
+ * recursive locking"; lockdep then switches itself off).
+ */
 #define SINGLE_DEPTH_NESTING	1
 #define raw_spin_lock_init(l)	((l)->held = 0)
 #define raw_spin_lock(l)	shim_lock(l, __func__)
-#define raw_spin_lock_nested(l, sub)	shim_lock(l, __func__)
+#define raw_spin_lock_nested(l, sub)	shim_lock_sub(l, sub, __func__)
 #define raw_spin_unlock(l)	shim_unlock(l, __func__)
 #define raw_spin_lock_irqsave(l, flags)					\
 	do {								\
@@ -250,6 +258,8 @@ struct task_struct {
 extern struct task_struct *shim_tasks[SHIM_MAX_TASKS];
 extern int shim_ntasks, shim_task_iter;
 void shim_task_add(struct task_struct *t);
+void shim_task_del(struct task_struct *t);
+#define nr_cpu_ids		NR_CPUS
 #define for_each_process_thread(g, t)					\
 	for ((g) = NULL, shim_task_iter = 0;				\
 	     (void)(g), shim_task_iter < shim_ntasks &&			\

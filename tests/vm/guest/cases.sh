@@ -404,6 +404,13 @@ case_dmesg() {
 	pm=$(grep -E '^<[0-4]>' $C/check | grep -i 'psi_mod' |
 		grep -vE 'taints kernel|module verification failed' | head -3 | tr '\n' '|')
 	expect "unexpected psi_mod error lines: $pm" [ -z "$pm" ]
+	# a lockdep kernel: lockdep must still be on (its first report, e.g.
+	# "possible recursive locking", switches it off for the boot)
+	if [ -r /proc/lockdep_stats ]; then
+		pm=$(awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats)
+		expect "lockdep's debug_locks is '$pm', want 1" [ "$pm" = 1 ]
+		note "lockdep on (debug_locks $pm)"
+	fi
 	note "$(wc -l < $C/suite) dmesg lines since suite start, $(wc -l < $EXPECTED) expected bad-parameter lines, $(grep -ci psi_mod $C/suite) mention psi_mod"
 }
 

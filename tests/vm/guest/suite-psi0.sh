@@ -1,6 +1,6 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload start-unwind stop-poll stop-read dmesg"
+CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn forkreloc thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload start-unwind stop-poll stop-read dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -140,6 +140,40 @@ case_churn() {
 	expect "rmmod under load: $r" eval '! mod_loaded'
 	r=$(dmesg_since $m | grep -iE 'underflow|psi_mod.*(bug|error)' | head -2 | tr '\n' '|')
 	expect "psi_mod complained while stopping: $r" [ -z "$r" ]
+}
+
+# A fork storm on both vCPUs: a new task's word is 0 (copy_process()
+# zeroes psi_flags; the pid table's entry was zeroed by the pid's last
+# owner), which means "not counted", so counting it where it is woken
+# takes no other CPU's lock. Only a word that names another CPU takes the
+# relocation slow path, which debugfs counts (relocations=): for forks,
+# rare. The forks are /proc/stat's "processes" growth.
+forks_now() { awk '$1 == "processes" { print $2 }' /proc/stat; }
+relocs_now() {
+	awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^relocations=/) { split($i, a, "="); s += a[2] } }
+		END { print s + 0 }' /sys/kernel/debug/psi_mod/state
+}
+case_forkreloc() {
+	local r f0 f1 r0 r1 n d pw
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	r=$(kit write $ENABLE 0)$(kit write $ENABLE 1)
+	expect "enable 0 and 1: $r" [ "$r" = okok ]
+	sleep 1
+	f0=$(forks_now) r0=$(relocs_now)
+	# each round reaps its children: none outlives the storm
+	bg sh -c "while [ ! -f $C/stop-fork ]; do /bin/true & /bin/true; wait; done"
+	bg sh -c "while [ ! -f $C/stop-fork ]; do /bin/true & /bin/true; wait; done"
+	# the debug kernel forks about 10 times slower
+	sleep $((8 * ${LIMITX:-1}))
+	touch $C/stop-fork
+	for pw in $(cat $C/pids); do wait $pw; done
+	rm -f $C/pids $C/stop-fork
+	f1=$(forks_now) r1=$(relocs_now)
+	n=$((f1 - f0)) d=$((r1 - r0))
+	note "$n forks, $d relocation slow paths ($((d * 1000 / (n > 0 ? n : 1))) per 1000 forks)"
+	expect "only $n forks, want >= 100" ige "$n" 100
+	expect "$d relocation slow paths for $n forks, want < 1 per 20 forks" igt "$n" $((d * 20))
+	expect_settled
 }
 
 # The per-CPU view (percpu=1). Absent by default. With it, each online
@@ -779,6 +813,7 @@ run_case mem 60 case_mem
 run_case hackbench 120 case_hackbench
 run_case toggle 40 case_toggle
 run_case churn 120 case_churn
+run_case forkreloc 60 case_forkreloc
 run_case thread-exec 90 case_thread_exec
 run_case store 60 case_store
 run_case pidwrap 100 case_pidwrap
