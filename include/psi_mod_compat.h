@@ -19,6 +19,9 @@ struct folio;
 /* The one place that compares kernel versions. */
 #define PSIM_KERNEL_AT_LEAST(major, minor)				\
 	(KERNEL_VERSION(major, minor, 0) <= LINUX_VERSION_CODE)
+/* And for what a stable series took in at a given release. */
+#define PSIM_KERNEL_AT_LEAST_SUB(major, minor, sub)			\
+	(KERNEL_VERSION(major, minor, sub) <= LINUX_VERSION_CODE)
 
 /*
  * sched_switch gained the prev_state argument in 5.18. psi_mod does not
@@ -137,5 +140,34 @@ struct compact_control;
 	.name = #tp + 0 * sizeof(register_trace_##tp((typeof(fn) *)NULL, NULL)), \
 	.func = fn							\
 }
+
+/*
+ * The trigger rules of the running kernel's psi_trigger_create() and
+ * psi_proc_init() (psi_mod_logic.h, PSIM_TRIG_*): cpu full from 5.13; the
+ * 6.5 privilege rules (0666 files, unprivileged windows in multiples of
+ * 2 s), which 6.1.y carries from 6.1.42 on; windows below 500 ms from
+ * 6.6 (Debian's 5.10.223 and 6.1.192 have the minimum, 6.12.95 not;
+ * docs/triggers.md, "Per kernel").
+ */
+#if PSIM_KERNEL_AT_LEAST(5, 13)
+#define PSIM_TRIG_RULES_CPU	PSIM_TRIG_CPU_FULL
+#else
+#define PSIM_TRIG_RULES_CPU	0
+#endif
+#if PSIM_KERNEL_AT_LEAST(6, 5) ||					\
+	(PSIM_KERNEL_AT_LEAST_SUB(6, 1, 42) && !PSIM_KERNEL_AT_LEAST(6, 2))
+#define PSIM_TRIG_RULES_PRIV	PSIM_TRIG_UNPRIV
+#define PSIM_TRIGGER_FILE_MODE	0666
+#else
+#define PSIM_TRIG_RULES_PRIV	0
+#define PSIM_TRIGGER_FILE_MODE	0444
+#endif
+#if PSIM_KERNEL_AT_LEAST(6, 6)
+#define PSIM_TRIG_RULES_WIN	PSIM_TRIG_ANY_WINDOW
+#else
+#define PSIM_TRIG_RULES_WIN	0
+#endif
+#define PSIM_TRIGGER_RULES						\
+	(PSIM_TRIG_RULES_CPU | PSIM_TRIG_RULES_PRIV | PSIM_TRIG_RULES_WIN)
 
 #endif /* PSI_MOD_COMPAT_H */

@@ -391,9 +391,11 @@ ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
 		ret = -EINVAL;
 		goto out;
 	}
-	privileged = cap_raised(file->f_cred->cap_effective, CAP_SYS_RESOURCE);
-	ret = psim_trigger_check(res, full, threshold_us, window_us,
-				 privileged, &state);
+	privileged = psim_trigger_privileged(PSIM_TRIGGER_RULES,
+					     cap_raised(file->f_cred->cap_effective,
+							CAP_SYS_RESOURCE));
+	ret = psim_trigger_check(PSIM_TRIGGER_RULES, res, full, threshold_us,
+				 window_us, privileged, &state);
 	if (ret)
 		goto out;
 

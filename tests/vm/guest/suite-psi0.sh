@@ -355,13 +355,14 @@ case_loadunload() {
 
 # --- pressure triggers (docs/triggers.md)
 
-# Every ABI row of the write (trig_rows, cases.sh): Debian 6.1's answers.
+# Every ABI row of the write (trig_rows, cases.sh): the running kernel's
+# answers (trig_rows_want).
 # A trigger with nothing to report: poll sleeps to its timeout.
 case_trig_abi() {
 	local r
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
 	trig_rows $PSI_DIR > $C/rows
-	echo "$TRIG_ROWS_WANT" > $C/want
+	trig_rows_want > $C/want
 	r=$(rows_diff $C/want $C/rows)
 	expect "rows differ from the kernel's (< want, > got): $r" [ -z "$r" ]
 	note "$(tr '\n' ';' < $C/rows)"
