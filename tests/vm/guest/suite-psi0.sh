@@ -1,6 +1,6 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload dmesg"
+CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-ipi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -372,6 +372,28 @@ case_trig_abi() {
 	expect "triggers left after the rows closed: '$r', want '0 0'" [ "$r" = "0 0" ]
 }
 
+# interrupts of one /proc/interrupts row (CAL, TLB, ...), all CPUs
+ipis() { awk -v k="$1:" '$1 == k { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i } END { print s + 0 }' /proc/interrupts; }
+
+# A privileged trigger opened, written and closed in a loop, with no
+# other privileged trigger: the probes' static key must not flip per
+# trigger (each flip patches the probes' code: text_poke_bp(), three
+# function-call IPIs to every other CPU). It is set when the fast path's
+# thread is made and cleared when the thread goes (enable=0, unload).
+case_trig_ipi() {
+	local n=400 c0 c1 t0 t1 r
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	r=$(trig_debug triggers)
+	expect "triggers before the loop: '$r', want '0 0'" [ "$r" = "0 0" ]
+	c0=$(ipis CAL) t0=$(ipis TLB)
+	r=$(trig cycle $PSI_DIR/memory 'some 150000 1000000\n' $n)
+	c1=$(ipis CAL) t1=$(ipis TLB)
+	expect "trig cycle: '$r', want 'cycle $n ok'" [ "$r" = "cycle $n ok" ]
+	expect "function-call IPIs +$((c1 - c0)) over $n privileged open-write-close cycles, want < $((n / 10))" \
+		[ $((c1 - c0)) -lt $((n / 10)) ]
+	note "$n cycles: CAL +$((c1 - c0)), TLB +$((t1 - t0))"
+}
+
 # events_gaps FILE: the smallest gap between two events, ms ("-" if < 2)
 events_gaps() {
 	awk '$1 == "event" { if (n++) { g = $2 - p; if (m == "" || g < m) m = g } p = $2 } END { print (m == "" ? "-" : m) }' "$1"
@@ -603,6 +625,7 @@ run_case badparams 40 case_badparams
 run_case rmmod-readers 60 case_rmmod_readers
 run_case loadunload 120 case_loadunload
 run_case trig-abi 60 case_trig_abi
+run_case trig-ipi 120 case_trig_ipi
 run_case trig-cpu 30 case_trig_cpu
 run_case trig-io 30 case_trig_io
 run_case trig-mem 40 case_trig_mem
