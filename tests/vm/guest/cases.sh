@@ -520,6 +520,10 @@ trig_rows_want() {
 	esac
 }
 
+# Whether an unprivileged opener may write a trigger: the 6.5 rules' 0666
+# files; before them (5.10) they are 0444 and uid 65534 gets EACCES.
+unpriv_triggers() { [ "$(stat -c %a $PSI_DIR/cpu)" = 666 ]; }
+
 # poll on a descriptor with a trigger and nothing to report sleeps (no
 # EPOLLERR); the three wait styles see an event under a stall.
 trig_debug() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print }' /sys/kernel/debug/psi_mod/state; }
