@@ -156,7 +156,7 @@ static inline void psim_poll_kick(u32 mask)
 }
 
 /* psi_irq.c */
-void psim_irq_start(void);
+int psim_irq_start(void);
 void psim_irq_stop(void);
 #define PSIM_IRQ_DEBUG_KINDS	4	/* device, vector, softirq, nested */
 void psim_irq_debug(int cpu, u64 *total, u64 *charged,

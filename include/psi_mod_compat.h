@@ -170,4 +170,22 @@ struct compact_control;
 #define PSIM_TRIGGER_RULES						\
 	(PSIM_TRIG_RULES_CPU | PSIM_TRIG_RULES_PRIV | PSIM_TRIG_RULES_WIN)
 
+/*
+ * irq pressure's charge rule (psi_mod_logic.h, enum psim_irq_rule): the
+ * kernel's psi_account_irqtime() moved from update_rq_clock_task() to the
+ * tick and the context switch in 6.10 ("sched: Move psi_account_irqtime()
+ * out of update_rq_clock_task() hotpath"); 6.1.y took it in at 6.1.100
+ * (Debian's changelog). 6.6.41 and 6.9.10, released with 6.1.100, are
+ * taken to carry it too (not checked against their sources). A kernel
+ * before 6.0 has no irq pressure of its own: the newer rule.
+ */
+#if !PSIM_KERNEL_AT_LEAST(6, 0) ||					\
+	(PSIM_KERNEL_AT_LEAST_SUB(6, 1, 100) && !PSIM_KERNEL_AT_LEAST(6, 2)) || \
+	(PSIM_KERNEL_AT_LEAST_SUB(6, 6, 41) && !PSIM_KERNEL_AT_LEAST(6, 7)) || \
+	PSIM_KERNEL_AT_LEAST_SUB(6, 9, 10)
+#define PSIM_IRQ_RULE	PSIM_IRQ_AT_TICK
+#else
+#define PSIM_IRQ_RULE	PSIM_IRQ_AT_CLOCK
+#endif
+
 #endif /* PSI_MOD_COMPAT_H */

@@ -695,7 +695,8 @@ static inline u64 psim_update_averages(struct psim_group *g, u64 now)
 struct psim_irq_time {
 	u64 start;		/* of the outermost context open */
 	u64 total;		/* ns of interrupt time */
-	u64 charged;		/* the part of total charged */
+	u64 charged;		/* the part of total charged (or dropped) */
+	u64 taken_at;		/* clock at the last charge (PSIM_IRQ_AT_CLOCK) */
 	unsigned int hard;	/* hard interrupt contexts open */
 	bool soft;		/* a counted softirq is open */
 	u64 nested_start;	/* of the hard interrupt inside a softirq */
@@ -761,17 +762,56 @@ static inline bool psim_irq_soft_exit(struct psim_irq_time *c,
 }
 
 /*
- * At a tick: the interrupt time to charge to the CPU's IRQ_FULL, all of
- * it since the last charge, or none while the idle task is current (the
- * time then waits for a tick with a task: psi_account_irqtime()).
+ * The kernel's two rules for charging interrupt time to IRQ_FULL
+ * (psi_account_irqtime(); the running kernel's is PSIM_IRQ_RULE,
+ * psi_mod_compat.h):
+ *  - AT_TICK (6.10, and 6.1.y from 6.1.100): the tick charges all of it
+ *    since the last charge unless the idle task is current; time that
+ *    came while the CPU was idle waits for a tick with a task, which gets
+ *    it all;
+ *  - AT_CLOCK (before): every update of the runqueue clock charges the
+ *    interrupt time since the last update to the current task, at most
+ *    the clock's own advance (update_rq_clock_task()'s clamp; the rest
+ *    is carried), and under the idle task it is consumed and dropped.
  */
-static inline u64 psim_irq_take(struct psim_irq_time *c, bool idle)
+enum psim_irq_rule {
+	PSIM_IRQ_AT_TICK,
+	PSIM_IRQ_AT_CLOCK,
+};
+
+/*
+ * After an exit that closed the outermost interval (which began when
+ * total was @before), with @idle: the idle task current. Under AT_CLOCK
+ * the kernel's next clock update, still under the idle task, drops it.
+ */
+static inline void psim_irq_closed_rule(struct psim_irq_time *c, u64 before,
+					bool idle, enum psim_irq_rule rule)
+{
+	if (rule == PSIM_IRQ_AT_CLOCK && idle)
+		c->charged += c->total - before;
+}
+
+/*
+ * At a tick: the interrupt time to charge to the CPU's IRQ_FULL, what is
+ * not charged yet, none while the idle task is current; under AT_CLOCK at
+ * most the time since the last charge (@clock is read only then), the
+ * rest left for the next.
+ */
+static inline u64 psim_irq_take(struct psim_irq_time *c, bool idle,
+				u64 (*clock)(void), enum psim_irq_rule rule)
 {
 	u64 d = c->total - c->charged;
 
 	if (idle)
 		return 0;
-	c->charged = c->total;
+	if (rule == PSIM_IRQ_AT_CLOCK) {
+		u64 now = clock();
+
+		if (d > now - c->taken_at)
+			d = now - c->taken_at;
+		c->taken_at = now;
+	}
+	c->charged += d;
 	return d;
 }
 

@@ -82,8 +82,11 @@ static int psim_start(void)
 				psim_proc_exists("pressure"));
 	if (ret)
 		goto err_triggers;
-	if (psim_irq)
-		psim_irq_start();
+	if (psim_irq) {
+		ret = psim_irq_start();
+		if (ret)
+			goto err_probes;
+	}
 	ret = psim_proc_create(psim_proc_dir, psim_percpu, psim_irq);
 	if (ret)
 		goto err_probes;

@@ -248,7 +248,8 @@ case_irq() {
 	expect "idle: irq +$g us in $wall us, want <= 1%" ile $g $((wall / 100))
 	note "idle: irq full +$g us in $wall us"
 	# The trigger outlives the storm by a second on each side: its
-	# creation and its close flip psi_mod's static key, whose site sits
+	# creation may flip psi_mod's static key (the first privileged
+	# trigger since the load starts the fast path), whose site sits
 	# in the charge at every local timer interrupt, and QEMU's
 	# multi-threaded TCG can run a stale translation of a site patched
 	# while the other vCPU runs it 20000 times a second
