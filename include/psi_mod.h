@@ -149,8 +149,11 @@ void psim_triggers_debug(struct psim_triggers_debug *d);
  * The fast path's wakeup, from the probes: when a CPU's new state mask
  * holds a state a privileged trigger watches, make sure the poll thread's
  * timer is armed (the kernel's psi_schedule_rtpoll_work() from
- * psi_group_change()). Without a privileged trigger anywhere it is a
- * static branch that is never taken; with one, an atomic exchange and at
+ * psi_group_change()). Until the first privileged trigger since the start
+ * it is a static branch that is never taken (the key goes on with the
+ * fast path's thread and off when the thread goes at stop, never per
+ * trigger: a flip patches code on every CPU); then a read of the watched
+ * states, and while one of them is in the mask an atomic exchange and at
  * most a timer (a delay of one jiffy: no wakeup under the runqueue lock).
  * The thread itself decides how long to keep polling.
  */
@@ -170,7 +173,7 @@ static inline void psim_poll_kick(u32 mask)
 }
 
 /* psi_irq.c */
-void psim_irq_start(void);
+int psim_irq_start(void);
 void psim_irq_stop(void);
 #define PSIM_IRQ_DEBUG_KINDS	4	/* device, vector, softirq, nested */
 void psim_irq_debug(int cpu, u64 *total, u64 *charged,

@@ -19,6 +19,9 @@ struct folio;
 /* The one place that compares kernel versions. */
 #define PSIM_KERNEL_AT_LEAST(major, minor)				\
 	(KERNEL_VERSION(major, minor, 0) <= LINUX_VERSION_CODE)
+/* And for what a stable series took in at a given release. */
+#define PSIM_KERNEL_AT_LEAST_SUB(major, minor, sub)			\
+	(KERNEL_VERSION(major, minor, sub) <= LINUX_VERSION_CODE)
 
 /*
  * sched_switch gained the prev_state argument in 5.18. psi_mod does not
@@ -153,5 +156,52 @@ struct compact_control;
 	.name = #tp + 0 * sizeof(register_trace_##tp((typeof(fn) *)NULL, NULL)), \
 	.func = fn							\
 }
+
+/*
+ * The trigger rules of the running kernel's psi_trigger_create() and
+ * psi_proc_init() (psi_mod_logic.h, PSIM_TRIG_*): cpu full from 5.13; the
+ * 6.5 privilege rules (0666 files, unprivileged windows in multiples of
+ * 2 s), which 6.1.y carries from 6.1.42 on; windows below 500 ms from
+ * 6.6 (Debian's 5.10.223 and 6.1.192 have the minimum, 6.12.95 not;
+ * docs/triggers.md, "Per kernel").
+ */
+#if PSIM_KERNEL_AT_LEAST(5, 13)
+#define PSIM_TRIG_RULES_CPU	PSIM_TRIG_CPU_FULL
+#else
+#define PSIM_TRIG_RULES_CPU	0
+#endif
+#if PSIM_KERNEL_AT_LEAST(6, 5) ||					\
+	(PSIM_KERNEL_AT_LEAST_SUB(6, 1, 42) && !PSIM_KERNEL_AT_LEAST(6, 2))
+#define PSIM_TRIG_RULES_PRIV	PSIM_TRIG_UNPRIV
+#define PSIM_TRIGGER_FILE_MODE	0666
+#else
+#define PSIM_TRIG_RULES_PRIV	0
+#define PSIM_TRIGGER_FILE_MODE	0444
+#endif
+#if PSIM_KERNEL_AT_LEAST(6, 6)
+#define PSIM_TRIG_RULES_WIN	PSIM_TRIG_ANY_WINDOW
+#else
+#define PSIM_TRIG_RULES_WIN	0
+#endif
+#define PSIM_TRIGGER_RULES						\
+	(PSIM_TRIG_RULES_CPU | PSIM_TRIG_RULES_PRIV | PSIM_TRIG_RULES_WIN)
+
+/*
+ * irq pressure's charge rule (psi_mod_logic.h, enum psim_irq_rule): the
+ * kernel's psi_account_irqtime() moved from update_rq_clock_task() to the
+ * tick and the context switch in 6.10 ("sched: Move psi_account_irqtime()
+ * out of update_rq_clock_task() hotpath"); 6.1.y took it in at 6.1.100
+ * (Debian's changelog). 6.6.41 and 6.9.10, released with 6.1.100, are
+ * taken to carry it too (not checked against their sources). A kernel
+ * before 6.0 has no irq pressure of its own: the newer rule.
+ */
+#if !PSIM_KERNEL_AT_LEAST(6, 0) ||					\
+	(PSIM_KERNEL_AT_LEAST_SUB(6, 1, 100) && !PSIM_KERNEL_AT_LEAST(6, 2)) || \
+	(PSIM_KERNEL_AT_LEAST_SUB(6, 6, 41) && !PSIM_KERNEL_AT_LEAST(6, 7)) || \
+	PSIM_KERNEL_AT_LEAST_SUB(6, 9, 10)
+#define PSIM_IRQ_RULE	PSIM_IRQ_AT_TICK
+#else
+#define PSIM_IRQ_RULE	PSIM_IRQ_AT_CLOCK
+#endif
 
 #endif /* PSI_MOD_COMPAT_H */

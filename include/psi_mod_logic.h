@@ -709,7 +709,8 @@ static inline u64 psim_update_averages(struct psim_group *g, u64 now)
 struct psim_irq_time {
 	u64 start;		/* of the outermost context open */
 	u64 total;		/* ns of interrupt time */
-	u64 charged;		/* the part of total charged */
+	u64 charged;		/* the part of total charged (or dropped) */
+	u64 taken_at;		/* clock at the last charge (PSIM_IRQ_AT_CLOCK) */
 	unsigned int hard;	/* hard interrupt contexts open */
 	bool soft;		/* a counted softirq is open */
 	u64 nested_start;	/* of the hard interrupt inside a softirq */
@@ -775,24 +776,64 @@ static inline bool psim_irq_soft_exit(struct psim_irq_time *c,
 }
 
 /*
- * At a tick: the interrupt time to charge to the CPU's IRQ_FULL, all of
- * it since the last charge, or none while the idle task is current (the
- * time then waits for a tick with a task: psi_account_irqtime()).
+ * The kernel's two rules for charging interrupt time to IRQ_FULL
+ * (psi_account_irqtime(); the running kernel's is PSIM_IRQ_RULE,
+ * psi_mod_compat.h):
+ *  - AT_TICK (6.10, and 6.1.y from 6.1.100): the tick charges all of it
+ *    since the last charge unless the idle task is current; time that
+ *    came while the CPU was idle waits for a tick with a task, which gets
+ *    it all;
+ *  - AT_CLOCK (before): every update of the runqueue clock charges the
+ *    interrupt time since the last update to the current task, at most
+ *    the clock's own advance (update_rq_clock_task()'s clamp; the rest
+ *    is carried), and under the idle task it is consumed and dropped.
  */
-static inline u64 psim_irq_take(struct psim_irq_time *c, bool idle)
+enum psim_irq_rule {
+	PSIM_IRQ_AT_TICK,
+	PSIM_IRQ_AT_CLOCK,
+};
+
+/*
+ * After an exit that closed the outermost interval (which began when
+ * total was @before), with @idle: the idle task current. Under AT_CLOCK
+ * the kernel's next clock update, still under the idle task, drops it.
+ */
+static inline void psim_irq_closed_rule(struct psim_irq_time *c, u64 before,
+					bool idle, enum psim_irq_rule rule)
+{
+	if (rule == PSIM_IRQ_AT_CLOCK && idle)
+		c->charged += c->total - before;
+}
+
+/*
+ * At a tick: the interrupt time to charge to the CPU's IRQ_FULL, what is
+ * not charged yet, none while the idle task is current; under AT_CLOCK at
+ * most the time since the last charge (@clock is read only then), the
+ * rest left for the next.
+ */
+static inline u64 psim_irq_take(struct psim_irq_time *c, bool idle,
+				u64 (*clock)(void), enum psim_irq_rule rule)
 {
 	u64 d = c->total - c->charged;
 
 	if (idle)
 		return 0;
-	c->charged = c->total;
+	if (rule == PSIM_IRQ_AT_CLOCK) {
+		u64 now = clock();
+
+		if (d > now - c->taken_at)
+			d = now - c->taken_at;
+		c->taken_at = now;
+	}
+	c->charged += d;
 	return d;
 }
 
 /*
  * Pressure triggers: the rules of the kernel's psi_write(),
  * psi_trigger_create(), window_update() and update_triggers() (Debian's
- * 6.1.y, which carries the 6.5 privilege rules).
+ * 6.1.y, which carries the 6.5 privilege rules; what other kernels check
+ * differently is a rule set, PSIM_TRIG_*, below).
  *
  * A write of "some|full <threshold us> <window us>" creates its file
  * descriptor's trigger. The kernel copies at most 32 bytes of it and
@@ -805,6 +846,23 @@ static inline u64 psim_irq_take(struct psim_irq_time *c, bool idle)
 #define PSIM_WINDOW_MAX_US	10000000U	/* 10 s */
 /* An opener without CAP_SYS_RESOURCE: windows in multiples of 2 s only. */
 #define PSIM_WINDOW_UNPRIV_US	2000000U
+
+/*
+ * The checks that differ between kernels, as flags of a rule set (the
+ * running kernel's is PSIM_TRIGGER_RULES, psi_mod_compat.h):
+ *  - CPU_FULL: cpu has a full state (5.13); before, "full" on cpu is
+ *    EINVAL;
+ *  - UNPRIV: the 6.5 privilege rules (also in 6.1.42 on): the files are
+ *    0666, an opener without CAP_SYS_RESOURCE gets windows in multiples
+ *    of 2 s only, evaluated by the averaging work. Before, the files are
+ *    0444 (writing needs root's DAC override), psi_trigger_create() looks
+ *    at no privilege and every trigger is the fast path's;
+ *  - ANY_WINDOW: no 500 ms minimum (6.6): a window of 1 us to 10 s, only
+ *    0 is EINVAL.
+ */
+#define PSIM_TRIG_CPU_FULL	BIT(0)
+#define PSIM_TRIG_UNPRIV	BIT(1)
+#define PSIM_TRIG_ANY_WINDOW	BIT(2)
 /* The fast path looks this many times per window while a state stalls. */
 #define PSIM_UPDATES_PER_WINDOW	10
 
@@ -815,26 +873,41 @@ static inline size_t psim_trigger_copy_len(size_t nbytes)
 }
 
 /*
+ * Whether a trigger is the fast path's (privileged): with the 6.5 rules
+ * if the opener has CAP_SYS_RESOURCE, before them always.
+ */
+static inline bool psim_trigger_privileged(unsigned int rules, bool cap)
+{
+	return cap || !(rules & PSIM_TRIG_UNPRIV);
+}
+
+/*
  * A parsed request ("some" or "full", the two numbers as sscanf()'s %u
- * left them) checked in the kernel's order: the state must exist for the
- * resource (cpu has both some and full on 6.1, and the kernel accepts a
- * cpu full trigger at the system level although the file prints its line
- * as zeros; irq has full only), the window within 500 ms..10 s, a
- * multiple of 2 s for an unprivileged opener, the threshold neither 0 nor
+ * left them) checked in the kernel's order under the rule set @rules: the
+ * state must exist for the resource (cpu has both some and full from
+ * 5.13, and the kernel accepts a cpu full trigger at the system level
+ * although the file prints its line as zeros; irq has full only), the
+ * window within 500 ms..10 s (1 us..10 s with ANY_WINDOW), a multiple of
+ * 2 s for an unprivileged opener (UNPRIV), the threshold neither 0 nor
  * above the window.
  * Returns 0 with the state in *@state, or -EINVAL.
  */
-static inline int psim_trigger_check(enum psim_res res, bool full,
-				     u32 threshold_us, u32 window_us,
-				     bool privileged, enum psim_states *state)
+static inline int psim_trigger_check(unsigned int rules, enum psim_res res,
+				     bool full, u32 threshold_us,
+				     u32 window_us, bool privileged,
+				     enum psim_states *state)
 {
+	u32 min = rules & PSIM_TRIG_ANY_WINDOW ? 1 : PSIM_WINDOW_MIN_US;
 	int s = psim_res_state(res, full);
 
 	if (s < 0)
 		return -EINVAL;
-	if (window_us < PSIM_WINDOW_MIN_US || window_us > PSIM_WINDOW_MAX_US)
+	if (s == PSIM_CPU_FULL && !(rules & PSIM_TRIG_CPU_FULL))
 		return -EINVAL;
-	if (!privileged && window_us % PSIM_WINDOW_UNPRIV_US)
+	if (window_us < min || window_us > PSIM_WINDOW_MAX_US)
+		return -EINVAL;
+	if (!psim_trigger_privileged(rules, privileged) &&
+	    window_us % PSIM_WINDOW_UNPRIV_US)
 		return -EINVAL;
 	if (threshold_us == 0 || threshold_us > window_us)
 		return -EINVAL;

@@ -11,6 +11,10 @@
  * psi_account_irqtime() charges what accumulated since its last charge to
  * the CPU's IRQ_FULL time at every scheduler tick, unless the idle task is
  * current: then the time waits for a tick with a task, which gets it all.
+ * So since 6.10 (and 6.1.100); before, every runqueue clock update
+ * charged it, at most the clock's advance, and dropped what came under
+ * the idle task (psim_irq_rule, psi_mod_logic.h; PSIM_IRQ_RULE is the
+ * running kernel's).
  *
  * psi_mod measures the same time from the tracepoints around the handlers:
  * irq_handler_entry/exit (each irqaction of a device interrupt),
@@ -20,7 +24,8 @@
  * kernel does not count either. A hard interrupt inside a softirq is
  * counted once, in the softirq's interval. It charges at the local timer's
  * exit, the interrupt the tick runs in, with the kernel's rule for the idle
- * task.
+ * task; without that tracepoint (no CONFIG_X86_LOCAL_APIC) nothing would
+ * ever be charged, and irq=1 is refused.
  *
  * The tracepoints do not see the code around the handlers: the vector
  * entry, irq_enter()/irq_exit() themselves, the interrupt controller's
@@ -67,13 +72,18 @@ struct psim_irq_cpu {
 	u64 time[PSIM_IRQ_NR_KINDS];	/* ns of the intervals they closed */
 };
 
-/* After an exit: count what closed the outermost interval, and its time. */
+/*
+ * After an exit: count what closed the outermost interval, and its time;
+ * under the older rule drop it if it came under the idle task.
+ */
 static inline void psim_irq_closed(struct psim_irq_cpu *ic, bool closed,
 				   u64 before, enum psim_irq_kind kind)
 {
 	if (closed) {
 		ic->closed[kind]++;
 		ic->time[kind] += ic->t.total - before;
+		psim_irq_closed_rule(&ic->t, before, !current->pid,
+				     PSIM_IRQ_RULE);
 	}
 }
 
@@ -117,7 +127,7 @@ static void __maybe_unused psim_tp_timer_exit(void *data, int vector)
 
 	psim_irq_closed(ic, psim_irq_hard_exit(&ic->t, local_clock), before,
 			PSIM_IRQ_VECTOR);
-	d = psim_irq_take(&ic->t, !current->pid);
+	d = psim_irq_take(&ic->t, !current->pid, local_clock, PSIM_IRQ_RULE);
 	if (d)
 		psim_irq_charge(smp_processor_id(), d);
 }
@@ -226,8 +236,23 @@ static struct psim_probe psim_irq_probes[] = {
 
 static bool psim_irq_on;
 
-/* Attach the interrupt probes, on fresh per-CPU state. */
-void psim_irq_start(void)
+/* Whether the probe that charges, at the tick, is attached. */
+static bool psim_irq_tick_attached(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(psim_irq_probes); i++)
+		if (psim_irq_probes[i].func == (void *)psim_tp_timer_exit)
+			return psim_irq_probes[i].attached;
+	return false;
+}
+
+/*
+ * Attach the interrupt probes, on fresh per-CPU state. Without the local
+ * timer's tracepoint no interrupt time would ever be charged: irq=1 is
+ * refused (-EOPNOTSUPP, one line in dmesg) rather than showing zeros.
+ */
+int psim_irq_start(void)
 {
 	int cpu, n;
 
@@ -236,8 +261,16 @@ void psim_irq_start(void)
 		       sizeof(struct psim_irq_cpu));
 	psim_probes_lookup(psim_irq_probes, ARRAY_SIZE(psim_irq_probes));
 	n = psim_attach_optional(psim_irq_probes, ARRAY_SIZE(psim_irq_probes));
+	if (!psim_irq_tick_attached()) {
+		psim_detach_optional(psim_irq_probes,
+				     ARRAY_SIZE(psim_irq_probes));
+		tracepoint_synchronize_unregister();
+		pr_err("irq=1: no local_timer_exit tracepoint (CONFIG_X86_LOCAL_APIC) to charge interrupt time at the tick; irq pressure is not available on this kernel\n");
+		return -EOPNOTSUPP;
+	}
 	psim_irq_on = true;
 	pr_info("irq=1: irq pressure from %d interrupt tracepoints\n", n);
+	return 0;
 }
 
 void psim_irq_stop(void)

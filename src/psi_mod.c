@@ -207,8 +207,11 @@ static int psim_start(void)
 	ret = psim_start_fault(done);
 	if (ret)
 		goto err;
-	if (psim_irq)
-		psim_irq_start();
+	if (psim_irq) {
+		ret = psim_irq_start();
+		if (ret)
+			goto err;
+	}
 	done = PSIM_STEP_IRQ;
 	ret = psim_start_fault(done);
 	if (ret)

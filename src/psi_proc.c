@@ -279,8 +279,9 @@ static int psim_irq_open(struct inode *inode, struct file *file)
 }
 
 /*
- * The files are 0666 like the kernel's: a write creates the descriptor's
- * pressure trigger, poll() waits for its events (psi_triggers.c).
+ * The files have the kernel's modes (PSIM_FILE_MODE): a write creates the
+ * descriptor's pressure trigger, poll() waits for its events
+ * (psi_triggers.c).
  */
 static ssize_t psim_io_write(struct file *file, const char __user *buf,
 			     size_t nbytes, loff_t *ppos)
@@ -334,8 +335,11 @@ static int psim_release(struct inode *inode, struct file *file)
 		.proc_release	= psim_release,			\
 	}
 
-/* The kernel's own modes: a write creates a trigger. */
-#define PSIM_FILE_MODE	0666
+/*
+ * The kernel's own modes: a write creates a trigger; 0666 with the 6.5
+ * privilege rules, 0444 before them (psi_mod_compat.h).
+ */
+#define PSIM_FILE_MODE	PSIM_TRIGGER_FILE_MODE
 
 PSIM_PROC_OPS(io);
 PSIM_PROC_OPS(memory);

@@ -24,8 +24,8 @@
  *    probes' psim_poll_kick()), collects the per-CPU times ten times per
  *    (smallest) window and keeps doing so for one window after the watched
  *    states last moved; then it stops, and the next such state restarts
- *    it. No privileged trigger anywhere: a static branch in the probes
- *    that is never taken.
+ *    it. No privileged trigger since the start: a static branch in the
+ *    probes that is never taken; after one, a read of psim_poll_states.
  *
  * Lifetimes. A trigger lives in kmalloc'ed memory owned by its file: the
  * write creates it, ->proc_release destroys it, exactly once (procfs calls
@@ -305,6 +305,8 @@ static int psim_poll_thread(void *unused)
  */
 static int psim_trigger_add(struct psim_trigger *t)
 {
+	bool started = false;
+
 	if (t->agg == PSIM_AVGS) {
 		/*
 		 * As the kernel's psi_trigger_create(), every window starts
@@ -340,6 +342,7 @@ static int psim_trigger_add(struct psim_trigger *t)
 		sched_set_fifo_low(task);
 		wake_up_process(task);
 		psim_poll_task = task;
+		started = true;
 	}
 	psim_window_reset(&t->w.win, sched_clock(),
 			  psim_poll_total[t->w.state], 0);
@@ -352,7 +355,13 @@ static int psim_trigger_add(struct psim_trigger *t)
 	psim_trig_nr[PSIM_POLL]++;
 	psim_trig_created[PSIM_POLL]++;
 	mutex_unlock(&psim_poll_lock);
-	static_branch_inc(&psim_poll_key);
+	/*
+	 * The probes' key goes on with the thread and off with it at stop,
+	 * not per trigger: each flip patches the probes' code on every CPU.
+	 * Without a trigger the probes read psim_poll_states, 0.
+	 */
+	if (started)
+		static_branch_enable(&psim_poll_key);
 	/*
 	 * Look once now: the watched state may be in effect already and
 	 * change no CPU's mask for a while (the kernel polls once when its
@@ -390,7 +399,6 @@ static void psim_trigger_del(struct psim_trigger *t)
 	psim_trig_nr[PSIM_POLL]--;
 	psim_trig_destroyed[PSIM_POLL]++;
 	mutex_unlock(&psim_poll_lock);
-	static_branch_dec(&psim_poll_key);
 }
 
 /*
@@ -463,9 +471,11 @@ ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
 		ret = -EINVAL;
 		goto out;
 	}
-	privileged = cap_raised(file->f_cred->cap_effective, CAP_SYS_RESOURCE);
-	ret = psim_trigger_check(res, full, threshold_us, window_us,
-				 privileged, &state);
+	privileged = psim_trigger_privileged(PSIM_TRIGGER_RULES,
+					     cap_raised(file->f_cred->cap_effective,
+							CAP_SYS_RESOURCE));
+	ret = psim_trigger_check(PSIM_TRIGGER_RULES, res, full, threshold_us,
+				 window_us, privileged, &state);
 	if (ret)
 		goto out;
 
@@ -765,6 +775,7 @@ void psim_triggers_stop(void)
 	if (psim_poll_task) {
 		kthread_stop(psim_poll_task);
 		psim_poll_task = NULL;
+		static_branch_disable(&psim_poll_key);
 	}
 	psim_timer_shutdown_sync(&psim_poll_timer);
 }

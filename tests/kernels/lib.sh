@@ -18,12 +18,16 @@ env_of() {	# kernel -> sets KVER KDIR IMAGE MODDIR CC
 # appended as a second cpio archive (the kernel unpacks them in turn), so
 # the shared harness needs no change.
 # usage: boot KERNEL SUITE-FILE TIMEOUT KO [EXTRA-ROOT]
+# env: BOOT_PSI (psi= of the boot, default 0), BOOT_CASES (only these
+# cases of the suite, comma-separated)
 boot() {
-	local k=$1 sfile=$2 limit=$3 ko=$4 extra=${5:-} s psi=0 initrd res logf
+	local k=$1 sfile=$2 limit=$3 ko=$4 extra=${5:-} s psi=${BOOT_PSI:-0}
+	local only=${BOOT_CASES:-} initrd res logf
 	s=$(basename "$sfile" .sh)
 	s=${s#suite-}
 	initrd=$PSI_VM_BUILD/initramfs-$k.cpio
 	logf=$out/logs/boot-$k-$s.log res=$out/logs/boot-$k-$s.results
+	[ "$psi" = 0 ] || logf=$out/logs/boot-$k-$s-psi$psi.log res=$out/logs/boot-$k-$s-psi$psi.results
 	rm -f "$logf" "$res"
 	local stage
 	stage=$(mktemp -d "${TMPDIR:-/tmp}/psi-kernels.XXXXXX")
@@ -58,11 +62,11 @@ boot() {
 	# (docs/reliability.md, "The TCG int3 hang"). PSI_MOD_ACCEL overrides.
 	PSI_VM_KERNEL=$IMAGE
 	PSI_MOD_ACCEL=${PSI_MOD_ACCEL:-tcg,thread=single} \
-		PSI_VM_MEM=$mem qemu_cmd "$KVER" "$initrd" "$(make_disk)" "$psi" "psitest.suite=$s$xa" "$res"
+		PSI_VM_MEM=$mem qemu_cmd "$KVER" "$initrd" "$(make_disk)" "$psi" "psitest.suite=$s$xa${only:+ psitest.cases=$only}" "$res"
 	unset PSI_VM_KERNEL
 	log "$k: booting suite $s (${QEMU_ARGV[2]}, timeout ${limit}s), log $logf"
 	run_qemu "$k" "$limit" "$logf"
 	case_lines "$res" "$logf" "$res.cases"
 	# shellcheck disable=SC2046 # one word per case
-	collect "$k/$s/" "$res.cases" "$logf" "$limit" $(suite_cases "$sfile")
+	collect "$k/$s/" "$res.cases" "$logf" "$limit" $(suite_cases "$sfile" "$only")
 }

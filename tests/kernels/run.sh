@@ -15,6 +15,8 @@
 #            full suites the vm lane runs) with the short "smoke" suite
 #            (tests/kernels/guest/suite-smoke.sh: load, spin, io, unload,
 #            dmesg)
+#   either way 5.10 and 6.12 boot once more with psi=1 for suite psi1's
+#            sbs-trig-abi: the trigger ABI against the kernel's own files
 #   --kernels: fetch and build only these; --boot: boot only these
 #            (with the smoke suite under --smoke, else psi0)
 # env: PSI_KERNELS_DIR (default <repo>/build/kernels), PSI_VM_TIMEOUT
@@ -136,6 +138,15 @@ for k in "${all[@]}"; do
 	else limit=600; sfile=$top/tests/vm/guest/suite-psi0.sh; fi
 	[ "$k" = debug ] && limit=$((limit * 3))
 	boot "$k" "$sfile" "${PSI_VM_TIMEOUT:-$limit}" "$out/$k/mod/psi_mod.ko"
+	# the trigger ABI side by side with the kernel's own files (psi=1,
+	# suite psi1's sbs-trig-abi): the rules differ between 5.10, 6.1 and
+	# 6.12, and psi_mod must follow the kernel it runs on
+	case $k in
+	5.10 | 6.12)
+		BOOT_PSI=1 BOOT_CASES=sbs-trig-abi \
+			boot "$k" "$top/tests/vm/guest/suite-psi1.sh" \
+			"${PSI_VM_TIMEOUT:-300}" "$out/$k/mod/psi_mod.ko" ;;
+	esac
 done
 
 if [ $dkms = 1 ]; then

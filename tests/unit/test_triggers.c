@@ -16,6 +16,15 @@
 
 #define MS	1000000ULL	/* ns */
 
+/* The rule sets of the kernels psi_mod is checked on (psi_mod_compat.h). */
+#define RULES_5_10	0U
+#define RULES_6_1	(PSIM_TRIG_CPU_FULL | PSIM_TRIG_UNPRIV)
+#define RULES_6_12	(PSIM_TRIG_CPU_FULL | PSIM_TRIG_UNPRIV | \
+			 PSIM_TRIG_ANY_WINDOW)
+
+/* write_as_kernel()'s rule set: Debian 6.1's unless a test says. */
+static unsigned int rules = RULES_6_1;
+
 /*
  * What psim_trigger_write() does with a write of @s (@n bytes): the
  * errno, 0 if a trigger is created (its state and numbers out).
@@ -38,7 +47,8 @@ static int write_as_kernel(const char *s, size_t n, enum psim_res res,
 		full = true;
 	else
 		return -EINVAL;
-	return psim_trigger_check(res, full, *thr, *win, privileged, state);
+	return psim_trigger_check(rules, res, full, *thr, *win, privileged,
+				  state);
 }
 
 static int w(const char *s, enum psim_res res, bool privileged)
@@ -242,12 +252,68 @@ static void trigger_rate_limit(void)
 	TU_EQ(upd, 0);
 }
 
+/*
+ * 6.12's psi_trigger_create(): no 500 ms minimum, "window_us == 0 ||
+ * window_us > WINDOW_MAX_US" is EINVAL; the privilege rules as 6.1's.
+ */
+static void trigger_rules_6_12(void)
+{
+	rules = RULES_6_12;
+	TU_EQ(w("some 10000 100000\n", PSIM_MEM, true), 0);
+	TU_EQ(w("some 1 499999\n", PSIM_IO, true), 0);
+	TU_EQ(w("some 1 1\n", PSIM_IO, true), 0);
+	TU_EQ(w("some 1 0\n", PSIM_IO, true), -EINVAL);
+	TU_EQ(w("some 0 0\n", PSIM_IO, true), -EINVAL);
+	TU_EQ(w("some 1 10000000\n", PSIM_IO, true), 0);
+	TU_EQ(w("some 1 10000001\n", PSIM_IO, true), -EINVAL);
+	TU_EQ(w("some 2 1\n", PSIM_IO, true), -EINVAL);
+	/* the last byte still becomes the NUL: window 100000 us, now fine */
+	TU_EQ(w("some 50000 1000000", PSIM_MEM, true), 0);
+	/* unprivileged: multiples of 2 s, as on 6.1 */
+	TU_EQ(w("some 10000 100000\n", PSIM_MEM, false), -EINVAL);
+	TU_EQ(w("some 150000 2000000\n", PSIM_MEM, false), 0);
+	TU_EQ(psim_trigger_privileged(rules, false), false);
+	TU_EQ(w("full 150000 1000000\n", PSIM_CPU, true), 0);
+	rules = RULES_6_1;
+	/* the same writes on 6.1: the 500 ms minimum */
+	TU_EQ(w("some 10000 100000\n", PSIM_MEM, true), -EINVAL);
+	TU_EQ(w("some 1 1\n", PSIM_IO, true), -EINVAL);
+}
+
+/*
+ * 5.10's psi_trigger_create(): 500 ms..10 s, no privilege rule (the files
+ * are 0444: whoever could open one for writing may set any window, and
+ * every trigger is the fast path's), and no cpu full state.
+ */
+static void trigger_rules_5_10(void)
+{
+	rules = RULES_5_10;
+	TU_EQ(w("some 150000 1000000\n", PSIM_MEM, false), 0);
+	TU_EQ(w("some 150000 500000\n", PSIM_MEM, false), 0);
+	TU_EQ(w("some 150000 3000000\n", PSIM_MEM, false), 0);
+	TU_EQ(psim_trigger_privileged(rules, false), true);
+	TU_EQ(psim_trigger_privileged(rules, true), true);
+	TU_EQ(w("some 1 499999\n", PSIM_IO, true), -EINVAL);
+	TU_EQ(w("some 10000 100000\n", PSIM_MEM, true), -EINVAL);
+	TU_EQ(w("some 1 10000001\n", PSIM_IO, true), -EINVAL);
+	TU_EQ(w("some 0 1000000\n", PSIM_IO, true), -EINVAL);
+	TU_EQ(w("full 150000 1000000\n", PSIM_CPU, true), -EINVAL);
+	TU_EQ(w("some 150000 1000000\n", PSIM_CPU, true), 0);
+	TU_EQ(w("full 150000 1000000\n", PSIM_IO, true), 0);
+	TU_EQ(w("full 150000 1000000\n", PSIM_IRQ, true), 0);
+	rules = RULES_6_1;
+	TU_EQ(psim_trigger_privileged(rules, false), false);
+	TU_EQ(psim_trigger_privileged(rules, true), true);
+}
+
 int main(void)
 {
 	TU_RUN(trigger_buffer);
 	TU_RUN(trigger_parse_rows);
 	TU_RUN(trigger_privilege);
 	TU_RUN(trigger_res_states);
+	TU_RUN(trigger_rules_6_12);
+	TU_RUN(trigger_rules_5_10);
 	TU_RUN(trigger_window);
 	TU_RUN(trigger_rate_limit);
 	return tu_exit();

@@ -33,6 +33,9 @@
 //   many FILE STR N SECS   open N descriptors each with the trigger STR,
 //                          hold them SECS, close; "many <ok> ok[ <errno> at
 //                          <i>]" (stops at the first failure)
+//   cycle FILE STR N       N times: open, write the trigger STR, close;
+//                          "cycle <ok> ok[ <errno> at <i>]" (stops at the
+//                          first failure)
 // Exit status: 0 if the command ran (whatever the kernel answered), 1 on a
 // failure of the tool itself, 2 usage.
 #define _GNU_SOURCE
@@ -355,6 +358,30 @@ static int do_many(const char *file, const char *str, long n, double secs)
 	return 0;
 }
 
+static int do_cycle(const char *file, const char *str, long n)
+{
+	long i;
+	int e = 0;
+
+	for (i = 0; i < n; i++) {
+		int fd = open(file, O_RDWR);
+
+		if (fd < 0) {
+			e = errno;
+			break;
+		}
+		e = wr(fd, str, -1);
+		close(fd);
+		if (e)
+			break;
+	}
+	printf("cycle %ld ok", i);
+	if (e)
+		printf(" %s at %ld", ename(e), i);
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int i = 1;
@@ -404,6 +431,8 @@ int main(int argc, char **argv)
 		return do_pair(argv[2], argv[3], argv[4], atof(argv[5]));
 	if (argc == 6 && !strcmp(argv[1], "many"))
 		return do_many(argv[2], argv[3], atol(argv[4]), atof(argv[5]));
-	fprintf(stderr, "usage: trig [-u UID] [-U UID] [-w] write FILE STR [LEN] | twice FILE S1 S2 | ro FILE STR | watch FILE STR SECS MODE | wait FILE STR SECS MODE | pair KFILE MFILE STR SECS | many FILE STR N SECS\n");
+	if (argc == 5 && !strcmp(argv[1], "cycle"))
+		return do_cycle(argv[2], argv[3], atol(argv[4]));
+	fprintf(stderr, "usage: trig [-u UID] [-U UID] [-w] write FILE STR [LEN] | twice FILE S1 S2 | ro FILE STR | watch FILE STR SECS MODE | wait FILE STR SECS MODE | pair KFILE MFILE STR SECS | many FILE STR N SECS | cycle FILE STR N\n");
 	return 2;
 }
