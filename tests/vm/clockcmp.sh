@@ -3,7 +3,7 @@
 # the kernel's own PSI gave it beside psi_mod's (docs/accuracy.md,
 # "Clock-read order, per event").
 #
-# usage: tests/vm/clockcmp.sh [--dur SECONDS] [--wl io-read,nap] [--kver KVER] [--modargs a=1]
+# usage: tests/vm/clockcmp.sh [--dur SECONDS] [--wl io-read,nap,nap-cg] [--kver KVER] [--modargs a=1]
 #   Boots Debian's 6.1 kernel with psi=1 under QEMU (TCG), loads psi_mod
 #   with proc_dir=psi_mod and the measuring module tests/vm/clockcmp
 #   (never shipped) for the workload's task, which records per event the
@@ -36,7 +36,10 @@ done
 lock_build_dir
 kver=$(find_kver)
 kdir=$(module_dir "$kver")/build
-[ -z "${PSI_MOD_KO:-}" ] && export PSI_MOD_KO=$(build_copy "$kdir" "$kver")
+if [ -z "${PSI_MOD_KO:-}" ]; then
+	PSI_MOD_KO=$(build_copy "$kdir" "$kver") || die "module build failed"
+	export PSI_MOD_KO
+fi
 # the offsets of psi_mod's per-CPU state_start and state_mask, from its
 # debug info
 offs=${PSI_MOD_OFFS:-$(gdb -batch -ex 'p (int)&((struct psim_pcpu *)0)->st.state_start' \
@@ -53,4 +56,37 @@ rm -f "$resf" "$logf"
 qemu_cmd "$kver" "$initrd" "$disk" 1 "psitest.suite=clockcmp psitest.dur=$dur psitest.cc_wl=$wl psitest.cc_off=$offs${modargs:+ psitest.modargs=$modargs}" "$resf"
 n=$(echo "$wl" | tr ',' ' ' | wc -w)
 run_qemu "" "${PSI_VM_TIMEOUT:-$((150 + n * (dur + 90)))}" "$logf"
-grep -a '^@@CC ' "$logf" | sed 's/^@@CC //; s/\r$//' || die "no results in $logf"
+out=$PSI_VM_BUILD/logs/clockcmp.lines
+grep -a '^@@CC ' "$logf" | sed 's/^@@CC //; s/\r$//' > "$out" || die "no results in $logf"
+cat "$out"
+# Per workload: what the stamps make of each wakeup (the means, ns), the
+# totals' difference per wakeup (us) beside it, and the verdict on
+# psi_mod's own part at the switches to and from idle: from the end of the
+# probe before it to its stamp, at most 5.5 times the work of that probe
+# (a clock read and two loads, its median at the switch-in: the run's
+# speed under TCG), medians. Taking the stamp after the lock and the counts
+# read 7-8 times; first, 2-4 times.
+awk '$2 == "dist" { mean[$1, $3, $4] = $8; p50[$1, $3, $4] = $14 }
+	$2 == "count" { cnt[$1, $3] = $5 }
+	$2 == "total" { tot[$1, $3, $4] = $10 }
+	$2 == "dist" || $2 == "count" { if (!(($1) in seen)) { seen[$1] = 1; wl[++n] = $1 } }
+	END {
+	for (i = 1; i <= n; i++) {
+		w = wl[i]; nw = cnt[w, "W"]; if (!nw) continue
+		printf "%s: per wakeup (%d): cpu some %+.2f us from the stamps (W %+.2f, I %+.2f), %+.2f us from the totals", w, nw,
+			(mean[w, "I", "m"] - mean[w, "W", "m"]) / 1000, -mean[w, "W", "m"] / 1000, mean[w, "I", "m"] / 1000, tot[w, "cpu", "some"] / nw
+		if (cnt[w, "O"]) printf "; io some %+.2f us from the stamps (W %+.2f, O %+.2f), %+.2f us from the totals",
+			(mean[w, "W", "m"] - mean[w, "O", "m"]) / 1000, mean[w, "W", "m"] / 1000, -mean[w, "O", "m"] / 1000, tot[w, "io", "some"] / nw
+		printf "\n"
+		u = p50[w, "I", "pre"]; bad = ""; msg = ""
+		split("I O S", ty, " ")
+		for (j = 1; j <= 3; j++) {
+			t = ty[j]
+			if (!((w, t, "own") in p50) || cnt[w, t] < 100) continue
+			msg = msg sprintf(" %s own %d ns (%.1fx)", t, p50[w, t, "own"], p50[w, t, "own"] / u)
+			if (p50[w, t, "own"] > 5.5 * u) bad = bad " " t
+		}
+		if (bad == "") printf "PASS clockcmp/%s -- psi_mod stamps idle switches first: medians%s of the unit %d ns\n", w, msg, u
+		else printf "FAIL clockcmp/%s: psi_mod own time to its stamp beyond 5.5 units at%s: medians%s of the unit %d ns\n", w, bad, msg, u
+	}
+}' "$out"

@@ -46,6 +46,7 @@ struct rec {
 	u64 mb, ma;	/* psi_mod's state_start before and after its probe */
 	u64 q;		/* sched_info.last_queued (wakeups) */
 	u64 tpre;	/* cpu_clock() at the tracepoint, before psi_mod */
+	u64 tpre2;	/* cpu_clock() at the end of that probe */
 	u64 tpost;	/* cpu_clock() after psi_mod's probe */
 	u32 mmb, mma;	/* psi_mod's state mask before and after */
 	u32 kmask;
@@ -53,7 +54,7 @@ struct rec {
 };
 
 struct pre {
-	u64 mb, tpre;
+	u64 mb, tpre, tpre2;
 	u32 mmb;
 };
 
@@ -87,6 +88,7 @@ static void pre_at(int cpu)
 	pr->tpre = cpu_clock(cpu);
 	pr->mb = m_ss(cpu);
 	pr->mmb = m_mask(cpu);
+	pr->tpre2 = cpu_clock(cpu);
 }
 
 static void post_at(int cpu, u8 type, u64 q)
@@ -103,6 +105,7 @@ static void post_at(int cpu, u8 type, u64 q)
 	r->kmask = READ_ONCE(k_gc(cpu)->state_mask);
 	r->mb = pr->mb;
 	r->tpre = pr->tpre;
+	r->tpre2 = pr->tpre2;
 	r->mmb = pr->mmb;
 	r->ma = m_ss(cpu);
 	r->mma = m_mask(cpu);
@@ -150,9 +153,10 @@ static int events_show(struct seq_file *m, void *v)
 	for (i = 0; i < n; i++) {
 		struct rec *r = &recs[i];
 
-		seq_printf(m, "%c %u %u %llu %llu %llu %llu %llu %llu %x %x %x\n",
+		seq_printf(m, "%c %u %u %llu %llu %llu %llu %llu %llu %x %x %x %llu\n",
 			   r->type, r->cpu, r->here, r->k, r->mb, r->ma, r->q,
-			   r->tpre, r->tpost, r->mmb, r->mma, r->kmask);
+			   r->tpre, r->tpost, r->mmb, r->mma, r->kmask,
+			   r->tpre2);
 	}
 	return 0;
 }
