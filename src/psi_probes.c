@@ -313,6 +313,17 @@ static inline void psim_update(struct psim_cpu_state *st, int cpu)
 	}
 }
 
+/* The same with the clock read already, at @now (0: read it here). */
+static inline void psim_update_at(struct psim_cpu_state *st, int cpu, u64 now)
+{
+	u32 mask;
+
+	if (psim_mask_changes(st, &mask)) {
+		psim_set_mask(st, now ?: cpu_clock(cpu), mask);
+		psim_poll_kick(mask);
+	}
+}
+
 /*
  * A woken task became runnable when it was enqueued, which the kernel's PSI
  * records; the tracepoint comes later, after the wakeup preemption check.
@@ -545,6 +556,15 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 	u32 *wp, *wn;
 	u8 oncpu;
 	u16 nw = 0;
+	/*
+	 * A switch to or from the idle task changes the CPU's state (almost
+	 * always): its time is read first, as near as a probe gets to the
+	 * kernel's PSI, which reads its clock just before the tracepoint
+	 * (psi_task_switch()), and not after the lock and the counts. An
+	 * update under the lock meanwhile with a later time keeps its start
+	 * (psim_record_times()).
+	 */
+	u64 now = (!prev->pid || !next->pid) ? cpu_clock(cpu) : 0;
 
 	psim_lock(pc);
 	/* with the pid table, the plain sleep is told here, under the lock */
@@ -618,7 +638,7 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 	    pc->st.curr_memstall != !!(nw & PSIM_TSK_MEMSTALL)) {
 		pc->st.oncpu = oncpu;
 		pc->st.curr_memstall = !!(nw & PSIM_TSK_MEMSTALL);
-		psim_update(&pc->st, cpu);
+		psim_update_at(&pc->st, cpu, now);
 	} else {
 		wake_clock = false;
 	}

@@ -16,6 +16,8 @@
 #                             (e.g. "zram" for compare.sh's swap), loaded too
 #   /lib/modules/KVER/opt/*.ko modules a case loads when it needs them (fuse)
 #   /psi_mod.ko               the module under test, if given
+#   /<name>                   each file in $PSI_VM_EXTRA_FILES (e.g. the
+#                             measuring module of tests/vm/clockcmp.sh)
 #   /bin/{spin,dio,memhog,kit} static helpers (tests/vm/helpers/*.c)
 #   /usr/bin/hackbench        dynamically linked: binary + ldd libs + loader
 set -euo pipefail
@@ -115,6 +117,7 @@ done
 
 # --- the module under test, the guest scripts and /init
 [ -z "$ko" ] || cp "$ko" "$root/psi_mod.ko"
+for f in ${PSI_VM_EXTRA_FILES:-}; do cp "$f" "$root/"; done
 cp "$PSI_VM_DIR"/guest/*.sh "$root/tests/"
 cp "$PSI_VM_DIR/init" "$root/init"
 chmod 755 "$root/init" "$root"/tests/*.sh
