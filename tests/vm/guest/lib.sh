@@ -77,13 +77,11 @@ kill_tree() {
 # ms). Where tasks sleep and wake all the time the clock-read order
 # (docs/accuracy.md) lengthens psi_mod's cpu some and shortens its io waits
 # by up to CLOCK_ORDER_US per wakeup: the kernel's own PSI work between its
-# clock reads and the nearest a probe can read, measured per event by
-# tests/vm/clockcmp.sh under TCG at 2.5-3.0 us (io-read) and 5.5-6.1 us
-# (nap) per wakeup for a task in the root cgroup; not measured on
-# hardware. At each enqueue the kernel changes every cgroup level of the
-# task before the root's, after psi_mod's stamp: CLOCK_ORDER_LEVEL_US more
-# per level below the root (measured 1.0-1.4 us a level: nap-cg, four
-# levels, 9.8-10.4 us per wakeup).
+# clock reads and the nearest a probe can read; at each enqueue the kernel
+# also changes every cgroup level of the task before the root's, after
+# psi_mod's stamp: CLOCK_ORDER_LEVEL_US more per level below the root.
+# What these allow for, measured per event by tests/vm/clockcmp.sh:
+# docs/accuracy.md, "Clock-read order, per event".
 CLOCK_ORDER_US=10
 CLOCK_ORDER_LEVEL_US=2
 # clock_dir RES:STATE: the direction that order moves psi_mod's total in
