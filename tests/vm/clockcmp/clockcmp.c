@@ -170,6 +170,18 @@ static void find_tp(struct tracepoint *tp, void *priv)
 		tp_switch = tp;
 }
 
+/* Every probe off (one never registered: -ENOENT, harmless), the state. */
+static void clockcmp_detach(void)
+{
+	tracepoint_probe_unregister(tp_wakeup, wake_pre, NULL);
+	tracepoint_probe_unregister(tp_wakeup, wake_post, NULL);
+	tracepoint_probe_unregister(tp_switch, switch_pre, NULL);
+	tracepoint_probe_unregister(tp_switch, switch_post, NULL);
+	tracepoint_synchronize_unregister();
+	debugfs_remove_recursive(dir);
+	vfree(recs);
+}
+
 static int __init clockcmp_init(void)
 {
 	int ret;
@@ -191,27 +203,14 @@ static int __init clockcmp_init(void)
 		ret = tracepoint_probe_register_prio(tp_switch, switch_pre, NULL, 11);
 	if (!ret)
 		ret = tracepoint_probe_register_prio(tp_switch, switch_post, NULL, 9);
-	if (ret) {
-		tracepoint_probe_unregister(tp_wakeup, wake_pre, NULL);
-		tracepoint_probe_unregister(tp_wakeup, wake_post, NULL);
-		tracepoint_probe_unregister(tp_switch, switch_pre, NULL);
-		tracepoint_probe_unregister(tp_switch, switch_post, NULL);
-		tracepoint_synchronize_unregister();
-		debugfs_remove_recursive(dir);
-		vfree(recs);
-	}
+	if (ret)
+		clockcmp_detach();
 	return ret;
 }
 
 static void __exit clockcmp_exit(void)
 {
-	tracepoint_probe_unregister(tp_wakeup, wake_pre, NULL);
-	tracepoint_probe_unregister(tp_wakeup, wake_post, NULL);
-	tracepoint_probe_unregister(tp_switch, switch_pre, NULL);
-	tracepoint_probe_unregister(tp_switch, switch_post, NULL);
-	tracepoint_synchronize_unregister();
-	debugfs_remove_recursive(dir);
-	vfree(recs);
+	clockcmp_detach();
 }
 
 module_init(clockcmp_init);
