@@ -755,6 +755,23 @@ client_done() {	# FILE WORD
 stop_expect() {	# WHAT RESULT
 	expect "$1: '$2', want done within ${STOP_BOUND} s" [ "$2" != stuck ]
 }
+# restart_after e0|rm [FILE]: once the stop (enable=0, or rmmod) has
+# returned, enable=1 or load again; then FILE reads as uid 65534
+restart_after() {
+	local r
+	if [ $1 = e0 ]; then
+		for r in $(seq 50); do [ -f $C/e0.done ] && break; sleep 0.2; done
+		r=$(kit write $ENABLE 1)
+		expect "enable=1 after: $r" [ "$r" = ok ]
+	else
+		for r in $(seq 50); do mod_loaded || break; sleep 0.2; done
+		r=$(mod_load)
+		expect "reload: $r" [ "$r" = ok ]
+	fi
+	[ -n "${2:-}" ] || return 0
+	r=$(kit readas 65534 $2)
+	expect "read after the restart: $r" [ "$r" = ok ]
+}
 case_stop_poll() {
 	local r m
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
@@ -770,11 +787,7 @@ case_stop_poll() {
 	fuse_down
 	r=$(client_done $C/p1 returned)
 	expect "poller 1 returned once the server died: $r" eval 'case "$r" in returned*) true ;; *) false ;; esac'
-	for r in $(seq 50); do [ -f $C/e0.done ] && break; sleep 0.2; done
-	r=$(kit write $ENABLE 1)
-	expect "enable=1 after: $r" [ "$r" = ok ]
-	r=$(kit readas 65534 $PSI_DIR/memory)
-	expect "read after enable=1: $r" [ "$r" = ok ]
+	restart_after e0 $PSI_DIR/memory
 	# rmmod with a stuck poller; reload; the server dies after the unload
 	fuse_up || { bad "FUSE server again: $(cat $C/daemon)"; return; }
 	fusehang poll 65534 $PSI_DIR/cpu $FUSE_MNT/f > $C/p2 2>&1 &
@@ -787,11 +800,7 @@ case_stop_poll() {
 	fuse_down
 	r=$(client_done $C/p2 returned)
 	expect "poller 2 returned once the server died: $r" eval 'case "$r" in returned*) true ;; *) false ;; esac'
-	for r in $(seq 50); do mod_loaded || break; sleep 0.2; done
-	r=$(mod_load)
-	expect "reload: $r" [ "$r" = ok ]
-	r=$(kit readas 65534 $PSI_DIR/cpu)
-	expect "read after reload: $r" [ "$r" = ok ]
+	restart_after rm $PSI_DIR/cpu
 	# the queue left allocated at that unload, as intended, and said so once
 	dmesg_since $m | grep 'left allocated at unload' >> $EXPECTED
 	note "dmesg: $(dmesg_since $m | grep -i psi_mod | tr '\n' '|')"
@@ -814,9 +823,7 @@ case_stop_read() {
 	fuse_down
 	r=$(client_done $C/r1 read)
 	expect "reader returned: $r" eval 'case "$r" in read*) true ;; *) false ;; esac'
-	for r in $(seq 50); do [ -f $C/e0.done ] && break; sleep 0.2; done
-	r=$(kit write $ENABLE 1)
-	expect "enable=1 after: $r" [ "$r" = ok ]
+	restart_after e0
 	fuse_up || { bad "FUSE server again: $(cat $C/daemon)"; return; }
 	fusehang write 65534 $PSI_DIR/io $FUSE_MNT/f > $C/w1 2>&1 &
 	wait_line $C/w1 writing
@@ -830,11 +837,7 @@ case_stop_read() {
 	expect "writer returned: $r" eval 'case "$r" in write*) true ;; *) false ;; esac'
 	r=$(client_done $C/r2 read)
 	expect "reader 2 returned: $r" eval 'case "$r" in read*) true ;; *) false ;; esac'
-	for r in $(seq 50); do mod_loaded || break; sleep 0.2; done
-	r=$(mod_load)
-	expect "reload: $r" [ "$r" = ok ]
-	r=$(kit readas 65534 $PSI_DIR/cpu)
-	expect "read after reload: $r" [ "$r" = ok ]
+	restart_after rm $PSI_DIR/cpu
 	# the one reason given for a buffer that cannot be brought in
 	dmesg_since $m | grep 'user-mountable filesystem' >> $EXPECTED
 	note "dmesg: $(dmesg_since $m | grep -i psi_mod | tr '\n' '|')"
