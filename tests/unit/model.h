@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * model.h: a small scheduler with ground truth, driving psi_mod's logic
- * exactly as src/psi_probes.c does.
+ * model.h: a small scheduler with ground truth, driving psi_mod's real
+ * probes (src/psi_probes.c, through probes_be.h).
  *
  * The ground truth is what each task really is: dead, asleep (maybe in
  * iowait) on the CPU it slept on, queued on a runqueue, or running; and its
@@ -14,17 +14,12 @@
  *   NR_MEMSTALL_RUNNING  runnable tasks with depth > 0
  * and the state masks (test_state() and the cpu_curr()->in_memstall rule).
  *
- * The module side is a mirror of psi_probes.c's probes (psim_probe_*,
- * psim_memstall) without the locks: the same per-task word transitions and
- * the same clear/set count changes with the underflow counter, the same
- * oncpu/curr_memstall updates, psim_record_times + psim_state_mask at the
- * event's time on each CPU it touches. Or, with a backend (m->be), the
- * real probes of src/psi_probes.c (test_probes.c): the same events go to
- * them, and their CPU states are copied into m->c[].st after each one.
+ * The module side is the real probes of src/psi_probes.c (probes_be.h,
+ * the backend m->be): each event goes to them, and their CPU states are
+ * copied into m->c[].st after it. Where the words are visible (in
+ * task_struct, the backend's word()), each task's word is checked too.
  *
- * Events the mirror does not take (test_probes.c makes them, and sets the
- * fields below; they stay zero for the mirror, whose event stream does not
- * change): a zombie (an exec'ing thread's old leader) that exits at its
+ * Events of test_probes.c's own (it sets the fields below): a zombie (an exec'ing thread's old leader) that exits at its
  * next switch-out; an offline CPU, where no event happens and no task
  * goes; a task moved without a tracepoint (5.10 pushes a dying CPU's tasks
  * after it is offline), whose counts psi_mod keeps on the old CPU until the
@@ -54,7 +49,9 @@ struct mtask {
 	int cpu;	/* runnable: its runqueue; asleep: the CPU it slept on */
 	int iowait;	/* asleep in io_schedule() */
 	int depth;	/* real memstall nesting depth */
-	u16 w;		/* psi_mod's word */
+	int vdepth;	/* the part of it entered since the load: all that
+			 * psi_mod can see (a stall entered before the load
+			 * is invisible to it until it ends) */
 	/* since psi_mod was loaded: */
 	int seen;	/* switched in, woken or forked */
 	int touched;	/* any event that sets the whole word */
@@ -94,20 +91,23 @@ static const char *const prev_names[PREV_NR] = {
 
 struct model;
 
-/* Probes to drive instead of the mirror (the mod_* functions below). */
+/* The probes the events go to (probes_be.h). */
 struct model_be {
 	void (*sw)(struct model *m, int cpu, int preempt, int prev,
 		   unsigned int prev_state, int prev_in_iowait, int next);
-	void (*wakeup)(struct model *m, int p);
+	/* false: @p woke itself (try_to_wake_up() of current) */
+	bool (*wakeup)(struct model *m, int p);
 	void (*wakeup_new)(struct model *m, int p);
 	void (*migrate)(struct model *m, int p, int dest);
 	void (*memstall)(struct model *m, int cpu, int p, int enter);
 	/* copy the probes' CPU states into m->c[].st */
 	void (*sync)(struct model *m);
+	/* task @p's word into *@w; false where the words are not visible */
+	bool (*word)(struct model *m, int p, u16 *w);
 };
 
 struct model {
-	const struct model_be *be;	/* NULL: the mirror */
+	const struct model_be *be;	/* the probes, once loaded */
 	struct mtask t[NTASK];
 	struct mcpu c[NCPU];
 	u64 now, last_now;
@@ -274,88 +274,32 @@ static void truth_advance(struct model *m, u64 now)
 }
 
 /* ------------------------------------------------------------------ */
-/* psi_mod, as src/psi_probes.c applies the logic */
-
-/* psim_counts() */
-static void mod_counts(struct psim_cpu_state *st, unsigned int clear,
-		       unsigned int set)
-{
-	int t;
-
-	for (t = 0; t < PSIM_NR_COUNTS; t++) {
-		if (clear & (1U << t)) {
-			if (st->tasks[t])
-				st->tasks[t]--;
-			else
-				st->underflows++;
-		}
-		if (set & (1U << t))
-			st->tasks[t]++;
-	}
-}
-
-/* psim_update() */
-static void mod_update(struct model *m, int cpu)
-{
-	struct psim_cpu_state *st = &m->c[cpu].st;
-
-	psim_record_times(st, m->now);
-	st->state_mask = psim_state_mask(st);
-}
+/* psi_mod: the events go to the real probes */
 
 /* psim_probe_switch(); p < 0 is the idle task (pid 0) */
 static void mod_switch(struct model *m, int cpu, int preempt, int prev,
 		       unsigned int prev_state, int prev_in_iowait, int next)
 {
-	struct psim_cpu_state *st = &m->c[cpu].st;
-	unsigned int clear, set;
-	u16 nw = 0;
-
 	if (!m->loaded)
 		return;
-	if (m->be) {
-		m->be->sw(m, cpu, preempt, prev, prev_state, prev_in_iowait,
-			  next);
-		m->be->sync(m);
-		return;
-	}
-	if (prev >= 0) {
-		int sleep = !preempt && prev_state != TASK_RUNNING;
-		u16 *w = &m->t[prev].w;
-
-		*w = psim_task_switch_out(*w, sleep, sleep && prev_in_iowait,
-					  prev_state == TASK_DEAD,
-					  &clear, &set);
-		mod_counts(st, clear, set);
-	}
-	if (next >= 0) {
-		u16 *w = &m->t[next].w;
-
-		nw = psim_task_wakeup(*w, &clear, &set);
-		*w = nw;
-		mod_counts(st, clear, set);
-	}
-	st->oncpu = next >= 0;
-	st->curr_memstall = !!(nw & PSIM_TSK_MEMSTALL);
-	mod_update(m, cpu);
+	m->be->sw(m, cpu, preempt, prev, prev_state, prev_in_iowait, next);
+	m->be->sync(m);
 }
 
-/* psim_probe_wakeup(): task_cpu(p) is already the wakeup CPU */
-static void mod_wakeup(struct model *m, int p)
+/*
+ * psim_probe_wakeup(): task_cpu(p) is already the wakeup CPU. Whether psi_mod
+ * heard of @p: not from a task that wakes itself (it is running and stays
+ * so; the kernel's PSI does nothing either).
+ */
+static bool mod_wakeup(struct model *m, int p)
 {
-	unsigned int clear, set;
-	u16 *w = &m->t[p].w;
+	bool heard;
 
-	if (m->be && m->loaded) {
-		m->be->wakeup(m, p);
-		m->be->sync(m);
-		return;
-	}
-	if (!m->loaded || (*w & PSIM_TSK_RUNNING))
-		return;
-	*w = psim_task_wakeup(*w, &clear, &set);
-	mod_counts(&m->c[m->t[p].cpu].st, clear, set);
-	mod_update(m, m->t[p].cpu);
+	if (!m->loaded)
+		return false;
+	heard = m->be->wakeup(m, p);
+	m->be->sync(m);
+	return heard;
 }
 
 /* psim_probe_wakeup_new() */
@@ -363,63 +307,38 @@ static void mod_wakeup_new(struct model *m, int p)
 {
 	if (!m->loaded)
 		return;
-	if (m->be) {
-		m->be->wakeup_new(m, p);
-		m->be->sync(m);
-		return;
-	}
-	m->t[p].w = PSIM_TSK_RUNNING;
-	mod_counts(&m->c[m->t[p].cpu].st, 0, PSIM_TSK_RUNNING);
-	mod_update(m, m->t[p].cpu);
+	m->be->wakeup_new(m, p);
+	m->be->sync(m);
 }
 
 /* psim_probe_migrate(): fires before task_cpu() changes */
 static void mod_migrate(struct model *m, int p, int dest)
 {
-	int src = m->t[p].cpu;
-	unsigned int clear, set;
-	u16 *w = &m->t[p].w;
-
-	if (m->be && m->loaded) {
-		m->be->migrate(m, p, dest);
-		m->be->sync(m);
+	if (!m->loaded)
 		return;
-	}
-	if (!m->loaded || src == dest || !*w)
-		return;
-	*w = psim_task_migrate(*w, &clear, &set);
-	mod_counts(&m->c[src].st, clear, 0);
-	mod_update(m, src);
-	if (set) {
-		mod_counts(&m->c[dest].st, 0, set);
-		mod_update(m, dest);
-	}
+	m->be->migrate(m, p, dest);
+	m->be->sync(m);
 }
 
 /* psim_memstall(): current task of @cpu */
 static void mod_memstall(struct model *m, int cpu, int p, int enter)
 {
-	struct psim_cpu_state *st = &m->c[cpu].st;
-	unsigned int clear, set;
-	u16 *w = &m->t[p].w;
+	struct mtask *t = &m->t[p];
 
 	if (!m->loaded)
 		return;
-	if (m->be) {
-		m->be->memstall(m, cpu, p, enter);
-		m->be->sync(m);
-		return;
-	}
-	if (enter)
-		*w = psim_task_memstall_enter(*w, &clear, &set);
-	else
-		*w = psim_task_memstall_leave(*w, &clear, &set);
-	if (clear | set) {
-		mod_counts(st, clear, set);
-		st->oncpu = 1;
-		st->curr_memstall = !!(*w & PSIM_TSK_MEMSTALL);
-		mod_update(m, cpu);
-	}
+	m->be->memstall(m, cpu, p, enter);
+	m->be->sync(m);
+	if (enter && t->vdepth < PSIM_DEPTH_MAX)
+		t->vdepth++;
+	else if (!enter && t->vdepth)
+		t->vdepth--;
+}
+
+/* Task @p's word, if the backend can see it. */
+static bool mod_word(struct model *m, int p, u16 *w)
+{
+	return m->be && m->be->word && m->be->word(m, p, w);
 }
 
 /* ------------------------------------------------------------------ */
@@ -460,7 +379,7 @@ static void model_load(struct model *m)
 		m->c[i].switched = 0;
 	}
 	for (i = 0; i < m->ntask; i++) {
-		m->t[i].w = 0;
+		m->t[i].vdepth = 0;
 		m->t[i].seen = 0;
 		m->t[i].touched = 0;
 	}
@@ -585,13 +504,16 @@ static void ev_fork(struct model *m, int p, int cpu)
 	m->ev_p = p;
 	m->ev_cpu = cpu;
 	m->n_ev[EV_FORK]++;
+	u16 w;
+
 	/* the pid's word was cleared by its last owner's final switch */
-	if (m->exact)
-		MCHECK(m, t->w == 0, "a free pid has word %#x", t->w);
+	if (m->exact && mod_word(m, p, &w))
+		MCHECK(m, w == 0, "a free pid has word %#x", w);
 	t->st = T_QUEUED;
 	t->cpu = cpu;
 	t->iowait = 0;
 	t->depth = 0;
+	t->vdepth = 0;
 	mod_wakeup_new(m, p);
 	t->seen = t->touched = 1;
 }
@@ -599,6 +521,8 @@ static void ev_fork(struct model *m, int p, int cpu)
 static void ev_wakeup(struct model *m, int p)
 {
 	struct mtask *t = &m->t[p];
+	bool visible;
+	u16 w0, w1;
 
 	if (t->st == T_DEAD) {
 		ev_fork(m, p, online_cpu(m, rnd(m, NCPU)));
@@ -629,16 +553,16 @@ static void ev_wakeup(struct model *m, int p)
 		m->ev_kind = EV_SPURIOUS;
 		m->ev_cpu = t->cpu;
 		m->n_ev[EV_SPURIOUS]++;
-		if (m->exact && !m->be) {
-			unsigned int clear = ~0U, set = ~0U;
-			u16 nw = psim_task_wakeup(t->w, &clear, &set);
-
-			MCHECK(m, nw == t->w && !clear && !set,
-			       "wakeup of a queued task: word %#x -> %#x clear %#x set %#x",
-			       t->w, nw, clear, set);
+		visible = m->exact && mod_word(m, p, &w0);
+		if (mod_wakeup(m, p))
+			t->seen = t->touched = 1;
+		if (visible && mod_word(m, p, &w1)) {
+			MCHECK(m, w1 == w0,
+			       "wakeup of a queued task: word %#x -> %#x",
+			       w0, w1);
 			m->n_spurious_checked++;
 		}
-		mod_wakeup(m, p);
+		return;
 	}
 	t->seen = t->touched = 1;
 }
@@ -785,16 +709,19 @@ static void check_exact(struct model *m, int times)
 			       (unsigned long long)want);
 		}
 	}
-	/* the real probes' words are not visible: their counts are */
-	for (i = 0; !m->be && i < m->ntask; i++) {
+	/* the words, where the backend sees them */
+	for (i = 0; i < m->ntask; i++) {
 		const struct mtask *t = &m->t[i];
+		u16 w;
 
-		MCHECK(m, (t->w & PSIM_TSK_MASK) == truth_flags(t),
+		if (!mod_word(m, i, &w))
+			break;
+		MCHECK(m, (w & PSIM_TSK_MASK) == truth_flags(t),
 		       "t%d (state %d cpu%d iowait %d depth %d) word %#x, truth flags %#x",
-		       i, t->st, t->cpu, t->iowait, t->depth, t->w,
+		       i, t->st, t->cpu, t->iowait, t->depth, w,
 		       truth_flags(t));
-		MCHECK(m, psim_depth(t->w) == (unsigned int)t->depth,
-		       "t%d word depth %u, truth %d", i, psim_depth(t->w),
+		MCHECK(m, psim_depth(w) == (unsigned int)t->depth,
+		       "t%d word depth %u, truth %d", i, psim_depth(w),
 		       t->depth);
 	}
 }

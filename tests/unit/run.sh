@@ -18,8 +18,7 @@ trap 'rm -f "$out"' EXIT
 # Arguments of the sanitized runs: events per seed / trials per seed.
 san_args() {
 	case $1 in
-	test_model) echo 400000 ;;
-	test_midload) echo 10 ;;
+	test_midload | test_midload_task) echo 10 ;;
 	test_probes | test_probes_task) echo 50000 ;;
 	esac
 }

@@ -2,14 +2,16 @@
 /*
  * psi_mod loaded while the system runs: tasks are in arbitrary states that
  * the module never saw (word 0). Random scheduler events (model.h) run for
- * a while with the module not loaded, then it is loaded and the events go
- * on. After every event:
+ * a while with the module not loaded, then the real probes are started
+ * (probes_be.h) and the events go on through them. After every event:
  *  - no count underflows, and no count exceeds the truth;
- *  - each CPU's counts are exactly the sum of the flags of the tasks
- *    charged to it, and no task has a flag the truth does not have;
- *  - a task the module has heard from is exact, except for the known
- *    limitation: a memory stall entered before the load is invisible
- *    (depth 0, its leave is ignored) until it ends;
+ *  - each CPU's counts are exactly the sum of what its tasks should
+ *    have: nothing for a task the module has not heard from; the truth
+ *    for one it has, except for the known limitation: a memory stall
+ *    entered before the load is invisible (depth 0, its leave is
+ *    ignored) until it ends;
+ *  - where the words are visible (built with -DSHIM_CONFIG_PSI: in
+ *    task_struct), each task's word is that too;
  *  - once every task has been switched in or woken since the load, every
  *    pre-load stall has ended and every CPU has switched since the load,
  *    counts, flags, oncpu, curr_memstall, masks and state time growth
@@ -17,7 +19,7 @@
  *
  * Usage: test_midload [trials per seed]
  */
-#include "model.h"
+#include "probes_be.h"
 
 #define LOADED_FLAGS (PSIM_TSK_MEMSTALL | PSIM_TSK_MEMSTALL_RUNNING)
 
@@ -31,10 +33,18 @@ struct midload_stats {
 	unsigned long max_converge;
 };
 
-/* A pre-load stall the module cannot see: real depth, word depth 0. */
-static int hidden_stall(const struct mtask *t)
+/*
+ * The flags psi_mod should have for @t: none before it heard from the
+ * task; then the truth, without the stall if none of it was entered since
+ * the load.
+ */
+static unsigned int expected_flags(const struct mtask *t)
 {
-	return t->st != T_DEAD && t->depth > 0 && psim_depth(t->w) == 0;
+	unsigned int f = truth_flags(t);
+
+	if (!t->touched)
+		return 0;
+	return t->vdepth ? f : f & ~LOADED_FLAGS;
 }
 
 static void check_midload(struct model *m, struct midload_stats *ms)
@@ -47,38 +57,30 @@ static void check_midload(struct model *m, struct midload_stats *ms)
 	memset(sum, 0, sizeof(sum));
 	for (i = 0; i < m->ntask; i++) {
 		const struct mtask *t = &m->t[i];
-		unsigned int wf = t->w & PSIM_TSK_MASK, tf = truth_flags(t);
+		unsigned int ef = expected_flags(t);
+		u16 w;
 
 		for (k = 0; k < PSIM_NR_COUNTS; k++)
-			if (wf & (1U << k))
+			if (ef & (1U << k))
 				sum[t->cpu][k]++;
-		MCHECK(m, !(wf & ~tf),
-		       "t%d (state %d iowait %d depth %d) word %#x has flags the truth %#x has not",
-		       i, t->st, t->iowait, t->depth, t->w, tf);
-		MCHECK(m, psim_depth(t->w) <= (unsigned int)t->depth,
-		       "t%d word depth %u > real depth %d", i,
-		       psim_depth(t->w), t->depth);
-		if (!t->touched) {
-			MCHECK(m, wf == 0, "t%d unseen but word %#x", i, t->w);
-		} else if (hidden_stall(t)) {
-			/* the known limitation, exactly this and no more */
-			MCHECK(m, wf == (tf & ~LOADED_FLAGS),
-			       "t%d in a pre-load stall: word %#x, truth %#x",
-			       i, t->w, tf);
+		if (t->touched && t->depth && !t->vdepth)
 			ms->limitation_seen++;
-		} else {
-			MCHECK(m, wf == tf,
-			       "t%d (state %d iowait %d depth %d) word %#x, truth %#x",
-			       i, t->st, t->iowait, t->depth, t->w, tf);
+		if (mod_word(m, i, &w)) {
+			MCHECK(m, (w & PSIM_TSK_MASK) == ef,
+			       "t%d (state %d iowait %d depth %d, %d since the load%s) word %#x, want flags %#x",
+			       i, t->st, t->iowait, t->depth, t->vdepth,
+			       t->touched ? "" : ", unseen", w, ef);
+			MCHECK(m, psim_depth(w) == (unsigned int)t->vdepth,
+			       "t%d word depth %u, %d entered since the load",
+			       i, psim_depth(w), t->vdepth);
 		}
 		/*
 		 * A pre-load stall is over only when the depths agree: with
-		 * real depth 3 and word depth 2 the flags agree for now, but
-		 * two leaves later the module's stall ends and the real one
+		 * real depth 3 and 2 seen the flags agree for now, but two
+		 * leaves later the module's stall ends and the real one
 		 * does not.
 		 */
-		if (t->st != T_DEAD &&
-		    (!t->seen || psim_depth(t->w) != (unsigned int)t->depth))
+		if (t->st != T_DEAD && (!t->seen || t->vdepth != t->depth))
 			all_seen = 0;
 	}
 	for (cpu = 0; cpu < NCPU; cpu++) {
@@ -91,7 +93,7 @@ static void check_midload(struct model *m, struct midload_stats *ms)
 			       "cpu%d tasks[%d] = %u exceeds the truth %u",
 			       cpu, k, st->tasks[k], truth[cpu][k]);
 			MCHECK(m, st->tasks[k] == sum[cpu][k],
-			       "cpu%d tasks[%d] = %u but its tasks' words sum to %u",
+			       "cpu%d tasks[%d] = %u but its tasks should sum to %u",
 			       cpu, k, st->tasks[k], sum[cpu][k]);
 		}
 		if (!m->c[cpu].switched)
@@ -144,13 +146,15 @@ static void midload_random_events(void)
 				ms.preload_running += m.t[i].st == T_RUNNING;
 				ms.preload_queued += m.t[i].st == T_QUEUED;
 			}
-			model_load(&m);
+			if (be_load(&m, true))
+				return;
 			for (e = 0; e < POST_EVENTS && !TU_FAILED(); e++) {
 				model_step(&m);
 				check_midload(&m, &ms);
 				if (m.converged && !conv_at)
 					conv_at = e + 1;
 			}
+			probes_stop();
 			if (TU_FAILED())
 				return;
 			MCHECK(&m, m.converged,
@@ -175,6 +179,14 @@ static void midload_random_events(void)
 		 ms.converged_events, ms.max_converge);
 }
 
+/* Task @p's word is @want, where the words are visible. */
+#define WORD_IS(m, p, want)						\
+	do {								\
+		u16 w_;							\
+		if (mod_word(m, p, &w_))				\
+			TU_EQ(w_, want);				\
+	} while (0)
+
 /*
  * The known limitation, step by step: a task entered a memory stall
  * before the load and is still in it.
@@ -183,22 +195,21 @@ static void midload_preload_stall_by_hand(void)
 {
 	static struct model m;
 	struct psim_cpu_state *st;
-	unsigned int clear, set;
-	u16 w;
 
 	model_init(&m, 99, NTASK);
 	/* t0 ran on cpu0, entered reclaim (depth 1), then blocked in it */
 	m.t[0].st = T_SLEEP;
 	m.t[0].cpu = 0;
 	m.t[0].depth = 1;
-	model_load(&m);
+	if (be_load(&m, true))
+		return;
 	st = &m.c[0].st;
 
 	/* woken: runnable, but not seen as stalled */
 	m.now += 1000;
 	mod_wakeup(&m, 0);
 	m.t[0].st = T_QUEUED;
-	TU_EQ(m.t[0].w, PSIM_TSK_RUNNING);
+	WORD_IS(&m, 0, PSIM_TSK_RUNNING);
 	TU_EQ(st->tasks[PSIM_NR_RUNNING], 1);
 	TU_EQ(st->tasks[PSIM_NR_MEMSTALL], 0);		/* the truth has 1 */
 	/* switched in; nested enter: now it is seen as stalled */
@@ -208,27 +219,27 @@ static void midload_preload_stall_by_hand(void)
 	m.t[0].st = T_RUNNING;
 	mod_memstall(&m, 0, 0, 1);
 	m.t[0].depth = 2;
-	TU_EQ(psim_depth(m.t[0].w), 1);
+	WORD_IS(&m, 0, PSIM_TSK_RUNNING | PSIM_TSK_MEMSTALL |
+		       PSIM_TSK_MEMSTALL_RUNNING | (1 << PSIM_DEPTH_SHIFT));
 	TU_EQ(st->tasks[PSIM_NR_MEMSTALL], 1);
 	TU_EQ(st->tasks[PSIM_NR_MEMSTALL_RUNNING], 1);
 	TU_EQ(st->curr_memstall, 1);
 	/* the nested leave ends the module's stall, not the real one */
 	mod_memstall(&m, 0, 0, 0);
 	m.t[0].depth = 1;
-	TU_EQ(m.t[0].w, PSIM_TSK_RUNNING);
+	WORD_IS(&m, 0, PSIM_TSK_RUNNING);
 	TU_EQ(st->tasks[PSIM_NR_MEMSTALL], 0);		/* the truth has 1 */
 	TU_EQ(st->curr_memstall, 0);
 	/* the outer leave: depth 0, ignored; now module and truth agree */
-	w = psim_task_memstall_leave(m.t[0].w, &clear, &set);
-	TU_EQ(w, m.t[0].w);
-	TU_EQ(clear | set, 0);
 	mod_memstall(&m, 0, 0, 0);
 	m.t[0].depth = 0;
+	WORD_IS(&m, 0, PSIM_TSK_RUNNING);
 	TU_EQ(st->tasks[PSIM_NR_MEMSTALL], 0);
 	TU_EQ(st->tasks[PSIM_NR_RUNNING], 1);
 	TU_EQ(st->underflows, 0);
 	m.exact = 1;
 	check_exact(&m, 0);
+	probes_stop();
 }
 
 /* A sleeper in iowait at load, woken on another CPU: nothing to undo. */
@@ -240,7 +251,11 @@ static void midload_iowait_sleeper_by_hand(void)
 	m.t[0].st = T_SLEEP;
 	m.t[0].cpu = 1;
 	m.t[0].iowait = 1;
-	model_load(&m);
+	/* t1 queued on cpu2 */
+	m.t[1].st = T_QUEUED;
+	m.t[1].cpu = 2;
+	if (be_load(&m, true))
+		return;
 	m.now += 1000;
 	mod_migrate(&m, 0, 2);		/* word 0: ignored */
 	m.t[0].cpu = 2;
@@ -249,23 +264,24 @@ static void midload_iowait_sleeper_by_hand(void)
 	mod_wakeup(&m, 0);
 	m.t[0].st = T_QUEUED;
 	m.t[0].iowait = 0;
-	TU_EQ(m.t[0].w, PSIM_TSK_RUNNING);
+	WORD_IS(&m, 0, PSIM_TSK_RUNNING);
 	TU_EQ(m.c[2].st.tasks[PSIM_NR_RUNNING], 1);
 	TU_EQ(m.c[2].st.tasks[PSIM_NR_IOWAIT], 0);
 	TU_EQ(m.c[2].st.underflows, 0);
 	/* a queued task at load is taken into account when it runs */
-	m.t[1].st = T_QUEUED;
-	m.t[1].cpu = 2;
 	mod_migrate(&m, 1, 0);		/* load balancing, word 0: ignored */
 	m.t[1].cpu = 0;
+	TU_EQ(m.c[2].st.tasks[PSIM_NR_RUNNING], 1);
 	TU_EQ(m.c[2].st.underflows, 0);
 	mod_switch(&m, 0, 1, -1, TASK_RUNNING, 0, 1);
 	m.c[0].curr = 1;
 	m.t[1].st = T_RUNNING;
+	m.t[1].touched = 1;
 	TU_EQ(m.c[0].st.tasks[PSIM_NR_RUNNING], 1);
 	TU_EQ(m.c[0].st.oncpu, 1);
 	m.exact = 1;
 	check_exact(&m, 0);
+	probes_stop();
 }
 
 int main(int argc, char **argv)

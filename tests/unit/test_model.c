@@ -1,23 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The per-task state machine of psi_mod_logic.h: hand-written transitions
- * with literal words and masks, then millions of random scheduler events
- * (model.h) with psi_mod loaded from the start. After every event each
- * CPU's counts, oncpu, curr_memstall, state mask and state times, and each
- * task's word, must equal what the kernel's PSI would have from the ground
- * truth; no count may underflow.
- *
- * Usage: test_model [events per seed]
+ * The per-task state machine of psi_mod_logic.h, by hand: literal words
+ * and masks for each transition the probes make. The same functions under
+ * millions of random scheduler events, through the real probes, are
+ * test_probes.c's probes_random_events (model.h).
  */
-#include "model.h"
+#include <stdlib.h>
+#include "psi_mod_logic.h"
+#include "tu.h"
 
 #define IO	PSIM_TSK_IOWAIT
 #define MS	PSIM_TSK_MEMSTALL
 #define RUN	PSIM_TSK_RUNNING
 #define MSR	PSIM_TSK_MEMSTALL_RUNNING
 #define D(n)	((n) << PSIM_DEPTH_SHIFT)
-
-static unsigned long events_per_seed = 1000000;
 
 static void task_transitions_by_hand(void)
 {
@@ -115,63 +111,6 @@ static void task_transitions_by_hand(void)
 	TU_EQ(clear | set, 0);
 }
 
-/* seeds, and how many tasks each run uses: many keep some states always
- * on (50 tasks), few make every state come and go */
-static const u64 seeds[] = { 1, 2, 3, 0x5eed5eedULL };
-static const int ntasks[] = { NTASK, NTASK, 12, 5 };
-
-static void model_random_events(void)
-{
-	static struct model m;
-	unsigned long n_ev[EV_NR] = { 0 }, n_prev[PREV_NR] = { 0 };
-	unsigned long wake_migrated = 0, depth_max = 0, spurious = 0;
-	unsigned long jumps = 0, agg = 0;
-	unsigned int si;
-	int k;
-
-	for (si = 0; si < sizeof(seeds) / sizeof(seeds[0]); si++) {
-		unsigned long e;
-
-		model_init(&m, seeds[si], ntasks[si]);
-		m.exact = 1;
-		model_load(&m);
-		for (e = 0; e < events_per_seed && !TU_FAILED(); e++) {
-			model_step(&m);
-			check_exact(&m, 1);
-			if ((e & 1023) == 1023)
-				check_aggregator(&m);
-		}
-		if (TU_FAILED())
-			return;
-		for (k = 0; k < EV_NR; k++)
-			n_ev[k] += m.n_ev[k];
-		for (k = 0; k < PREV_NR; k++)
-			n_prev[k] += m.n_prev[k];
-		wake_migrated += m.n_wake_migrated;
-		depth_max += m.n_depth_max;
-		spurious += m.n_spurious_checked;
-		jumps += m.n_time_jumps;
-		agg += m.n_agg;
-	}
-
-	/* every kind of event must have happened, many times */
-	for (k = EV_SWITCH; k < EV_NR; k++)
-		TU_CHECK(n_ev[k] >= events_per_seed / 100,
-			 "only %lu %s events", n_ev[k], ev_names[k]);
-	for (k = 0; k < PREV_NR; k++)
-		TU_CHECK(n_prev[k] >= events_per_seed / 1000,
-			 "only %lu switches with prev %s", n_prev[k],
-			 prev_names[k]);
-	TU_CHECK(wake_migrated >= events_per_seed / 100,
-		 "only %lu wakeups with migration", wake_migrated);
-	TU_CHECK(depth_max >= events_per_seed / 1000,
-		 "memstall depth %d reached only %lu times", MAXDEPTH, depth_max);
-	TU_CHECK(spurious >= events_per_seed / 100,
-		 "only %lu wakeups of queued tasks", spurious);
-	TU_CHECK(jumps >= 1, "no quiet period longer than 2^32 ns");
-	TU_CHECK(agg >= events_per_seed / 1024, "aggregator ran %lu times", agg);
-}
-
 /*
  * psim_runnable_settled() is the switch probe's test for "nothing to do":
  * it must say true for exactly the words psim_make_runnable() leaves alone.
@@ -197,12 +136,9 @@ static void runnable_settled_matches_make_runnable(void)
 	TU_EQ(settled, 16 * (4 + PSIM_DEPTH_MAX));
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-	if (argc > 1)
-		events_per_seed = strtoul(argv[1], NULL, 0);
 	TU_RUN(task_transitions_by_hand);
 	TU_RUN(runnable_settled_matches_make_runnable);
-	TU_RUN(model_random_events);
 	return tu_exit();
 }
