@@ -74,10 +74,14 @@ struct compact_control;
 /*
  * When the scheduler enqueued a task that is being woken: the runqueue
  * clock it stamped in sched_info (CONFIG_SCHED_INFO, set in enqueue_task()
- * next to the kernel's psi_enqueue()), or 0 if there is none. The
- * sched_wakeup tracepoint fires later, after the wakeup preemption check.
+ * next to the kernel's psi_enqueue()), or 0 to use the clock at the
+ * sched_wakeup tracepoint, which fires later, after the wakeup preemption
+ * check. From 6.12 enqueue_task() runs the class's enqueue between that
+ * stamp's clock update and psi_enqueue(): the stamp is then further before
+ * the kernel's own read than the tracepoint is after it
+ * (docs/accuracy.md, "Clock-read order, per event").
  */
-#ifdef CONFIG_SCHED_INFO
+#if defined(CONFIG_SCHED_INFO) && !PSIM_KERNEL_AT_LEAST(6, 12)
 #define psim_enqueued_at(p)	READ_ONCE((p)->sched_info.last_queued)
 #else
 #define psim_enqueued_at(p)	0ULL

@@ -16,7 +16,9 @@
 #            (tests/kernels/guest/suite-smoke.sh: load, spin, io, unload,
 #            dmesg)
 #   either way 5.10 and 6.12 boot once more with psi=1 for suite psi1's
-#            sbs-trig-abi: the trigger ABI against the kernel's own files
+#            sbs-trig-abi: the trigger ABI against the kernel's own files,
+#            and 6.12 for the compare suite's io-read, nap and nap-cg: the
+#            clock-read order's bound against the kernel's own PSI
 #   --kernels: fetch and build only these; --boot: boot only these
 #            (with the smoke suite under --smoke, else psi0)
 # env: PSI_KERNELS_DIR (default <repo>/build/kernels), PSI_VM_TIMEOUT
@@ -146,6 +148,18 @@ for k in "${all[@]}"; do
 		BOOT_PSI=1 BOOT_CASES=sbs-trig-abi \
 			boot "$k" "$top/tests/vm/guest/suite-psi1.sh" \
 			"${PSI_VM_TIMEOUT:-300}" "$out/$k/mod/psi_mod.ko" ;;
+	esac
+	# from 6.12 the wakeup's clock is the tracepoint's: the clock-read
+	# order's bound both ways, side by side with the kernel's own PSI
+	# (the compare suite's waker cases, docs/accuracy.md); one host thread
+	# as for the boots above
+	case $k in
+	6.12)
+		relay < <(PSI_MOD_ACCEL=${PSI_MOD_ACCEL:-tcg,thread=single} \
+			KVER=$KVER PSI_VM_KERNEL=$IMAGE PSI_VM_MODDIR=$MODDIR \
+			PSI_MOD_KO=$out/$k/mod/psi_mod.ko PSI_VM_BUILD=$out/compare-$k \
+			"$top/tests/vm/compare.sh" --cases io-read,nap,nap-cg --dur 10 \
+			2>>"$out/logs/compare-$k.log" | sed -E "s#^(PASS|FAIL) compare/#\1 kernels/$k/compare/#") ;;
 	esac
 done
 

@@ -134,7 +134,8 @@ aligned() { have_grid && { mod_loaded || { bad "module not loaded"; return 1; };
 # (midload-warmup) judges what both show instead: what a consumer reads.
 # WAKEUPS (waker cases only, see WAKER_CASES): the cpu some total may
 # exceed the tolerance, and io some/full fall short of it, by at most
-# CLOCK_ORDER_US per wakeup, and are then reported as explained ("clk"):
+# CLOCK_ORDER_US per wakeup (from 6.12 also the other way, by at most
+# CLOCK_ORDER_BACK_US), and are then reported as explained ("clk"):
 # docs/accuracy.md, "clock-read order" (the same reads that lengthen a
 # woken task's wait for a CPU shorten its io wait). Its avg10 may then
 # miss the 1 point by the share that allowance adds (100 * CLOCK_ORDER_US
@@ -163,7 +164,7 @@ compare_rows() {
 		set -- $(total_verdict "$dk" "$dm" "$wall" "$rwk" "$dir")
 		line=$(awk -v k="$dk" -v m="$dm" -v w="$wall" -v ka="$ka" -v ma="$ma" -v ka0="$ka0" \
 			-v ma0="$ma0" -v n="$nf" -v at="$atol" -v wk="$rwk" -v dir="$dir" -v v1="$1" -v tol="$2" \
-			-v cu=$CLOCK_ORDER_US -v sa="$(snap_seen "$a")" -v sb="$(snap_seen "$b")" \
+			-v cu=$CLOCK_ORDER_US -v cb=$CLOCK_ORDER_BACK_US -v sa="$(snap_seen "$a")" -v sb="$(snap_seen "$b")" \
 			-v lit="${LITERAL:-0}" 'BEGIN {
 			d = m - k
 			# busybox awk has no exp(): the power by multiplication
@@ -182,13 +183,15 @@ compare_rows() {
 				# beyond it by no more than that memory ("hist").
 				e = (ka - f * ka0) / (1 - f); ad = ma - e; inh = e - ka; lt = ma - ka
 				# the clock-order allowance as in the waker cases
-				x = (wk > 0 && ad * dir > 0) ? 100 * wk * cu / w : 0
+				x = wk > 0 ? 100 * wk * (ad * dir > 0 ? cu : cb) / w : 0
 				v2 = (ad <= 1.005 + x && -ad <= 1.005 + x) ? "ok" : "MISS"
 				if (v2 == "ok" && (lt > at + 0.005 || -lt > at + 0.005))
 					v2 = ((lt > 0 ? lt : -lt) <= at + (inh > 0 ? inh : -inh) + 0.005) ? "hist" : "MISS"
 			}
 			# the same allowance carried into avg10: the share it adds
-			if (v2 == "MISS" && v1 != "MISS" && wk > 0 && ad * dir > 0 && ad * dir <= at + 100 * wk * cu / w) v2 = "clk"
+			if (v2 == "MISS" && v1 != "MISS" && wk > 0 && ad * dir != 0 &&
+			    (ad * dir > 0 ? ad * dir <= at + 100 * wk * cu / w : -ad * dir <= at + 100 * wk * cb / w))
+				v2 = "clk"
 			printf "%d %d %+d %s %d %.2f %.2f %+.2f %+.2f %s %s\n", k, m, d, pct, tol, ka, ma, ad, inh, v1, v2 }')
 		set -- $line
 		row "$label $res $st $line wall=$wall"
