@@ -10,9 +10,10 @@
  *  - sleeping locks fail the test (shim_fail()) on a double lock, an
  *    unlock of a lock not held, and a lock taken with interrupts off (a
  *    sleep in atomic context: the probes' side takes none);
- *  - jiffies follows the one clock, shim_now; msleep() advances it and
- *    first calls shim_msleep_hook, where the test plays what other tasks
- *    do meanwhile (a woken poller polling again, leaving its queue);
+ *  - jiffies follows the one clock, shim_now (shim.h); msleep()
+ *    advances it and first calls shim_msleep_hook, where the test plays
+ *    what other tasks do meanwhile (a woken poller polling again, leaving
+ *    its queue);
  *  - a timer fires, and a delayed work runs, when the test says
  *    (shim_timer_fire(), shim_work_run());
  *  - a kernel thread runs when the test says (shim_kthread_run()) until
@@ -82,7 +83,6 @@ static inline int atomic_cmpxchg(atomic_t *v, int o, int n)
 
 /* ---- time: jiffies is shim_now in ticks ---- */
 #define SHIM_NSEC_PER_JIFFY	(NSEC_PER_SEC / HZ)
-#define jiffies			((unsigned long)(shim_now / SHIM_NSEC_PER_JIFFY))
 #define time_after(a, b)	((long)((b) - (a)) < 0)
 
 static inline unsigned long nsecs_to_jiffies(u64 n)
