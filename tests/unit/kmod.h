@@ -22,6 +22,8 @@ typedef void (*kmod_switch_fn)(PSIM_SWITCH_PROTO);
 typedef void (*kmod_task_fn)(void *data, struct task_struct *p);
 
 static struct task_struct kmod_idle[NR_CPUS];
+/* the kworker that runs the averaging work */
+static struct task_struct kmod_kworker;
 
 static void *kmod_tp(const char *name)
 {
@@ -49,6 +51,8 @@ static void kmod_start(void)
 		kmod_idle[cpu].cpu = cpu;
 		shim_current[cpu] = &kmod_idle[cpu];
 	}
+	memset(&kmod_kworker, 0, sizeof(kmod_kworker));
+	kmod_kworker.pid = 50;
 	for (i = 0; i < shim_ntracepoints; i++)
 		shim_tracepoints[i].func = NULL;
 	psim_aggregate_start(false, false);
@@ -120,6 +124,25 @@ static void kmod_sleep(int cpu, bool iowait, struct task_struct *next)
 {
 	kmod_switch(cpu, TASK_UNINTERRUPTIBLE, iowait,
 		    next ? next : &kmod_idle[cpu]);
+}
+
+/*
+ * The averaging work, if queued, run by a kworker on @cpu: it is woken
+ * there, preempts what runs, runs the work and sleeps again. Returns
+ * whether the work was queued.
+ */
+static bool kmod_work(int cpu)
+{
+	struct task_struct *was = shim_current[cpu];
+	int was_cpu = shim_cpu;
+	bool ran;
+
+	kmod_run(cpu, &kmod_kworker);
+	shim_cpu = cpu;
+	ran = shim_work_run(&psim_avgs_work);
+	shim_cpu = was_cpu;
+	kmod_sleep(cpu, false, was);
+	return ran;
 }
 
 #endif /* KMOD_H */

@@ -14,8 +14,6 @@
 
 static struct task_struct tk[16];
 static int ntk;
-/* the kworker that runs the averaging work */
-static struct task_struct kw;
 
 static struct task_struct *new_task(void)
 {
@@ -31,8 +29,6 @@ static void start_at(u64 at)
 {
 	shim_now = at;
 	ntk = 0;
-	memset(&kw, 0, sizeof(kw));
-	kw.pid = 50;
 	kmod_start();
 }
 
@@ -51,24 +47,6 @@ static void setup_cpu(int cpu, int running, int iowait)
 		else
 			kmod_wake(cpu, new_task());
 	}
-}
-
-/*
- * The averaging work, queued, run by a kworker on @cpu: it is woken there,
- * preempts what runs, runs the work and sleeps again. Returns whether the
- * work was queued.
- */
-static bool run_work(int cpu)
-{
-	struct task_struct *was = shim_current[cpu];
-	bool ran;
-
-	kmod_run(cpu, &kw);
-	shim_cpu = cpu;
-	ran = shim_work_run(&psim_avgs_work);
-	shim_cpu = 0;
-	kmod_sleep(cpu, false, was);
-	return ran;
 }
 
 static u64 read_total(enum psim_res res, int full, unsigned long avg[2][3])
@@ -224,7 +202,7 @@ static void aggregate_work_folds_on_the_grid(void)
 
 	/* the first grid point: 100% over the period */
 	shim_now = PERIOD;
-	TU_EQ(run_work(1), 1);
+	TU_EQ(kmod_work(1), 1);
 	TU_EQ(read_total(PSIM_CPU, 0, avg), PERIOD);
 	TU_EQ(avg[0][0], 37100);
 	TU_EQ(avg[0][1], 6700);
@@ -250,7 +228,7 @@ static void aggregate_work_folds_on_the_grid(void)
 	kmod_sleep(0, false, b);
 	kmod_sleep(0, false, NULL);
 	shim_now = 2 * PERIOD;
-	TU_EQ(run_work(1), 1);
+	TU_EQ(kmod_work(1), 1);
 	TU_EQ(read_total(PSIM_CPU, 0, avg), PERIOD + PERIOD / 2);
 	/* calc_load(37100, 1677, 50 * 2048) and so on */
 	TU_EQ(avg[0][0], 48930);
@@ -264,7 +242,7 @@ static void aggregate_work_folds_on_the_grid(void)
 
 	/* a period of nothing, the work 2 ms late: decay, and the clock stops */
 	shim_now = 3 * PERIOD + 2 * MS;
-	TU_EQ(run_work(1), 1);
+	TU_EQ(kmod_work(1), 1);
 	TU_EQ(read_total(PSIM_CPU, 0, avg), PERIOD + PERIOD / 2);
 	TU_EQ(avg[0][0], 40066);	/* 48930 * 1677 / 2048 */
 	TU_EQ(avg[0][1], 9509);
