@@ -664,6 +664,9 @@ static void pollers_run(unsigned int ms)
 
 		if (!p->woken || p->stuck || p->repolled)
 			continue;
+		/* an epoll item detached by POLLFREE is gone: no more polls */
+		if (p->epoll && !p->queued)
+			continue;
 		p->again = psim_trigger_poll(&p->tf->f, NULL);
 		p->repolled = true;
 		if (!p->epoll && p->queued) {
@@ -771,6 +774,10 @@ static void trigger_shutdown(void)
 	psim_trigger_release(&t2_f.f);
 	TU_EQ(shim_kmalloc_live, 1 + 1);
 	kmod_stop();
+
+	/* a queue freed under the stuck select: do not touch it */
+	if (TU_FAILED())
+		return;
 
 	/* unloaded with the stuck select still there: nothing freed */
 	fflush(stdout);
