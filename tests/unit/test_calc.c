@@ -4,8 +4,8 @@
  * hand (and with an independent script) from the kernel's formulas:
  * include/linux/sched/loadavg.h calc_load(), kernel/sched/loadavg.c
  * fixed_power_int()/calc_load_n(), kernel/sched/psi.c calc_avgs(),
- * update_averages(), get_recent_times(), collect_percpu_times() and
- * record_times() (Linux 6.1).
+ * update_averages(), get_recent_times() and record_times() (Linux 6.1).
+ * The collection itself, psi_aggregate.c's, is test_aggregate's.
  *
  * Units: FIXED_1 = 2048, so 100% is 100 * 2048 = 204800 in an average.
  */
@@ -23,11 +23,6 @@
 #define HZ		250
 #define NSEC_PER_JIFFY	(1000000000ULL / HZ)
 #define PERIOD		(501ULL * NSEC_PER_JIFFY)	/* 2004000000 ns */
-
-static unsigned long nsecs_to_jiffies(u64 ns)
-{
-	return ns / NSEC_PER_JIFFY;	/* the kernel's for HZ dividing 1e9 */
-}
 
 static const char *fmt_avg(char *buf, size_t len, unsigned long avg)
 {
@@ -476,111 +471,6 @@ static void update_averages_missed_periods(void)
 
 /* ------------------------------------------------------------------ */
 
-/*
- * Run one aggregation as psi_aggregate.c's psim_collect() does: recent
- * times of each CPU, weighted by non-idle jiffies, folded into the group.
- */
-static void collect(struct psim_group *g, struct psim_cpu_state *c,
-		    u64 (*prev)[PSIM_NR_STATES], int ncpu, u64 now)
-{
-	u64 deltas[PSIM_NR_STATES - 1] = { 0 };
-	unsigned long nonidle_total = 0;
-	int cpu;
-
-	for (cpu = 0; cpu < ncpu; cpu++) {
-		u64 times[PSIM_NR_STATES];
-		unsigned long nonidle;
-
-		psim_cpu_recent_times(&c[cpu], now, prev[cpu], times);
-		nonidle = nsecs_to_jiffies(times[PSIM_NONIDLE]);
-		nonidle_total += nonidle;
-		psim_accumulate(deltas, times, nonidle);
-	}
-	psim_fold_totals(g, deltas, nonidle_total);
-}
-
-/* Put @running runnable tasks (one of them on the CPU) and @iowait
- * sleepers on a fresh CPU at time 0. */
-static void setup_cpu(struct psim_cpu_state *c, int running, int iowait)
-{
-	int i;
-
-	memset(c, 0, sizeof(*c));
-	c->oncpu = running > 0;
-	for (i = 0; i < running; i++)
-		psim_cpu_change(c, 0, 0, PSIM_TSK_RUNNING);
-	for (i = 0; i < iowait; i++)
-		psim_cpu_change(c, 0, 0, PSIM_TSK_IOWAIT);
-}
-
-/* System pressure in state @s over [0, @end] with 2 CPUs in given loads. */
-static u64 two_cpu_total(int run0, int io0, int run1, int io1, int s, u64 end)
-{
-	struct psim_cpu_state c[2];
-	u64 prev[2][PSIM_NR_STATES];
-	struct psim_group g;
-
-	memset(prev, 0, sizeof(prev));
-	psim_group_init(&g, 0, PERIOD);
-	setup_cpu(&c[0], run0, io0);
-	setup_cpu(&c[1], run1, io1);
-	collect(&g, c, prev, 2, end);
-	return g.total[s];
-}
-
-static void fold_totals_weights_by_nonidle_time(void)
-{
-	const u64 T = 2000000000ULL;	/* 2 s = 500 jiffies */
-
-	/* 4 spinners on 2 CPUs: each CPU some 100%: system some 100% */
-	TU_EQ(two_cpu_total(2, 0, 2, 0, PSIM_CPU_SOME, T), T);
-	TU_EQ(two_cpu_total(2, 0, 2, 0, PSIM_CPU_FULL, T), 0);
-	/* 3 spinners: (2 s * 500 + 0 * 500) / 1000 = 1 s: 50% */
-	TU_EQ(two_cpu_total(2, 0, 1, 0, PSIM_CPU_SOME, T), T / 2);
-	/* 2 spinners on one CPU, the other idle: idle does not dilute */
-	TU_EQ(two_cpu_total(0, 0, 2, 0, PSIM_CPU_SOME, T), T);
-	TU_EQ(two_cpu_total(2, 0, 0, 0, PSIM_CPU_SOME, T), T);
-	/* 1 spinner per CPU: no pressure */
-	TU_EQ(two_cpu_total(1, 0, 1, 0, PSIM_CPU_SOME, T), 0);
-	/* an iowait sleeper alone on CPU 0, a spinner on CPU 1: io 50%,
-	 * full too (nothing runs where the sleeper is charged) */
-	TU_EQ(two_cpu_total(0, 1, 1, 0, PSIM_IO_SOME, T), T / 2);
-	TU_EQ(two_cpu_total(0, 1, 1, 0, PSIM_IO_FULL, T), T / 2);
-	/* the sleeper's CPU also runs a task: some, not full */
-	TU_EQ(two_cpu_total(1, 1, 0, 0, PSIM_IO_SOME, T), T);
-	TU_EQ(two_cpu_total(1, 1, 0, 0, PSIM_IO_FULL, T), 0);
-	/* all idle: nothing, and no division by zero */
-	TU_EQ(two_cpu_total(0, 0, 0, 0, PSIM_CPU_SOME, T), 0);
-
-	/*
-	 * Weights are whole jiffies (nsecs_to_jiffies): a CPU non-idle for
-	 * 3.999999 ms weighs 0 and its stall vanishes; at 4 ms it weighs
-	 * 1 jiffy against 500: 4000000 * 1 / 501 = 7984 ns.
-	 */
-	{
-		struct psim_cpu_state c[2];
-		u64 prev[2][PSIM_NR_STATES];
-		struct psim_group g;
-		int ns;
-
-		for (ns = 0; ns < 2; ns++) {
-			u64 busy = ns ? 4000000 : 3999999;
-
-			memset(prev, 0, sizeof(prev));
-			psim_group_init(&g, 0, PERIOD);
-			setup_cpu(&c[0], 2, 0);
-			psim_cpu_change(&c[0], busy, PSIM_TSK_RUNNING, 0);
-			psim_cpu_change(&c[0], busy, PSIM_TSK_RUNNING, 0);
-			c[0].oncpu = 0;
-			psim_cpu_change(&c[0], busy, 0, 0);
-			setup_cpu(&c[1], 1, 0);
-			collect(&g, c, prev, 2, T);
-			TU_EQ(g.total[PSIM_CPU_SOME], ns ? 7984 : 0);
-			TU_EQ(c[0].times[PSIM_CPU_SOME], busy);
-		}
-	}
-}
-
 static void cpu_recent_times_live_state_and_wrap(void)
 {
 	struct psim_cpu_state c;
@@ -665,67 +555,6 @@ static void cpu_recent_times_live_state_and_wrap(void)
 	psim_cpu_recent_times(&c, 1000 + 8000000000ULL, prev, t);
 	TU_EQ(t[PSIM_IO_SOME], 2000000000ULL);
 }
-
-/*
- * The averaging work starved for an hour (realtime tasks hogging every
- * CPU, a guest's clock jump) while a CPU stalled: the collection at the
- * end sees the kernel's u32 growth, 3600 s mod 2^32 ns = 817405952 ns,
- * not the hour, and once the stall is over the averages decay at once as
- * the kernel's do, instead of reading 100 for another hour. Values from
- * the kernel's get_recent_times(), collect_percpu_times(),
- * update_averages() and calc_avgs() at HZ=250.
- */
-static void starved_collection_is_bounded_as_the_kernels(void)
-{
-	static const unsigned long want[2][6][3] = {
-		{	/* 3600 s: 1795 periods missed, 28% over 2.82 s */
-			{ 10388, 1876, 392 }, { 8506, 1814, 389 },
-			{ 6965, 1754, 386 }, { 5703, 1696, 383 },
-			{ 4669, 1640, 380 }, { 3823, 1586, 377 },
-		}, {	/* 10800 s: 2452217856 ns over 2.448 s, 100% */
-			{ 37100, 6700, 1400 }, { 30379, 6480, 1390 },
-			{ 24875, 6268, 1380 }, { 20368, 6062, 1370 },
-			{ 16678, 5863, 1360 }, { 13656, 5671, 1350 },
-		},
-	};
-	static const u64 gap[2] = { 3600ULL * 1000000000, 10800ULL * 1000000000 };
-	static const u64 got[2] = { 817405952, 2452217856ULL };
-	int k, i, n;
-
-	for (k = 0; k < 2; k++) {
-		struct psim_cpu_state c;
-		u64 prev[1][PSIM_NR_STATES];
-		struct psim_group g;
-		u64 now = gap[k];
-
-		memset(prev, 0, sizeof(prev));
-		psim_group_init(&g, 0, PERIOD);
-		/* two runnable tasks, one on the CPU, from 0: CPU some */
-		setup_cpu(&c, 2, 0);
-		collect(&g, &c, prev, 1, now);
-		/* the kernel's total; an hour times its weight would wrap */
-		TU_EQ(g.total[PSIM_CPU_SOME], got[k]);
-		TU_EQ(g.total[PSIM_CPU_FULL], 0);
-		g.avg_next_update = psim_update_averages(&g, now);
-		for (i = 0; i < 3; i++)
-			TU_EQ(g.avg[PSIM_CPU_SOME][i], want[k][0][i]);
-		/* the stall ends; idle periods fold, on the grid */
-		psim_cpu_change(&c, now, PSIM_TSK_RUNNING, 0);
-		psim_cpu_change(&c, now, PSIM_TSK_RUNNING, 0);
-		c.oncpu = 0;
-		psim_cpu_change(&c, now, 0, 0);
-		for (n = 1; n < 6; n++) {
-			now = g.avg_next_update;
-			collect(&g, &c, prev, 1, now);
-			g.avg_next_update = psim_update_averages(&g, now);
-			for (i = 0; i < 3; i++)
-				TU_EQ(g.avg[PSIM_CPU_SOME][i], want[k][n][i]);
-		}
-		TU_EQ(g.total[PSIM_CPU_SOME], got[k]);
-		TU_EQ(g.avg_total[PSIM_CPU_SOME], got[k]);
-	}
-}
-
 
 /*
  * Lockless readers: a reader counts the running period up to its sample;
@@ -1105,10 +934,8 @@ int main(void)
 	TU_RUN(update_averages_clamps_and_carries_excess);
 	TU_RUN(update_averages_late_work_keeps_fixed_grid);
 	TU_RUN(update_averages_missed_periods);
-	TU_RUN(fold_totals_weights_by_nonidle_time);
 	TU_RUN(cpu_recent_times_live_state_and_wrap);
 	TU_RUN(cpu_recent_times_absorb_a_period_ended_before_the_sample);
-	TU_RUN(starved_collection_is_bounded_as_the_kernels);
 	TU_RUN(cpu_change_records_old_states_then_recomputes);
 	TU_RUN(lazy_periods_equal_eager_periods);
 	TU_RUN(record_times_ignores_an_earlier_time);

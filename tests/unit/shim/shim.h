@@ -366,7 +366,8 @@ struct timer_list {
 	unsigned long expires;
 	unsigned long armed;	/* times armed, for the tests */
 };
-static unsigned long jiffies __attribute__((unused));
+/* the tick count of the one clock, shim_now */
+#define jiffies			((unsigned long)(shim_now / (1000000000ULL / HZ)))
 
 static inline int mod_timer(struct timer_list *t, unsigned long expires)
 {

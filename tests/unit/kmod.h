@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kmod.h: the module's own files (src/psi_probes.c, psi_aggregate.c,
+ * psi_triggers.c) loaded into the kernel API shim (shim/shim.h,
+ * shim/kapi.h), started and stopped in psi_mod.c's order, and the kernel
+ * events that drive them: tasks woken onto a CPU, switched in, put to
+ * sleep, by the real probes' tracepoint handlers. Shared by test_aggregate
+ * and test_triggers; the times are shim_now, which the test advances.
+ */
+#ifndef KMOD_H
+#define KMOD_H
+
+#include "kapi.h"
+#include "psi_mod.h"
+#include "tu.h"
+
+#define MS		1000000ULL	/* ns */
+/* PSIM_FREQ in ns: 501 jiffies at HZ=250, 2.004 s */
+#define PERIOD		(501ULL * SHIM_NSEC_PER_JIFFY)
+
+typedef void (*kmod_switch_fn)(PSIM_SWITCH_PROTO);
+typedef void (*kmod_task_fn)(void *data, struct task_struct *p);
+
+static struct task_struct kmod_idle[NR_CPUS];
+/* the kworker that runs the averaging work */
+static struct task_struct kmod_kworker;
+
+static void *kmod_tp(const char *name)
+{
+	struct tracepoint *tp = shim_tp(name);
+
+	return tp ? tp->func : NULL;
+}
+
+/*
+ * The module loaded at shim_now: psi_mod.c's start order (the aggregation,
+ * the triggers, the probes), every CPU running its idle task.
+ */
+static void kmod_start(void)
+{
+	int cpu, i, ret;
+
+	shim_lock_hook = NULL;
+	shim_nheld = 0;
+	shim_jb_armed = false;
+	shim_cpu = 0;
+	shim_msleep_hook = NULL;
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		shim_irqs_off[cpu] = false;
+		memset(&kmod_idle[cpu], 0, sizeof(kmod_idle[cpu]));
+		kmod_idle[cpu].cpu = cpu;
+		shim_current[cpu] = &kmod_idle[cpu];
+	}
+	memset(&kmod_kworker, 0, sizeof(kmod_kworker));
+	kmod_kworker.pid = 50;
+	for (i = 0; i < shim_ntracepoints; i++)
+		shim_tracepoints[i].func = NULL;
+	psim_aggregate_start(false, false);
+	psim_triggers_start();
+	ret = psim_probes_find();
+	if (!ret)
+		ret = psim_probes_start(false, false);
+	TU_CHECK(!ret, "psim_probes_start: %d", ret);
+}
+
+/* psi_mod.c's stop, but for the files (the test releases its own). */
+static void kmod_stop(void)
+{
+	psim_probes_stop();
+	psim_triggers_stop();
+	psim_aggregate_stop();
+}
+
+/* sched_switch on @cpu from current to @next, @prev_state for current */
+static void kmod_switch(int cpu, unsigned int prev_state, bool iowait,
+			struct task_struct *next)
+{
+	struct task_struct *prev = shim_current[cpu];
+	int was = shim_cpu;
+
+	shim_cpu = cpu;
+	shim_irqs_off[cpu] = true;
+	prev->__state = prev_state;
+	prev->state = prev_state;
+	prev->in_iowait = iowait;
+	next->cpu = cpu;
+#if PSIM_KERNEL_AT_LEAST(5, 18)
+	((kmod_switch_fn)kmod_tp("sched_switch"))(NULL, !prev_state, prev,
+						  next, prev_state);
+#else
+	((kmod_switch_fn)kmod_tp("sched_switch"))(NULL, !prev_state, prev,
+						  next);
+#endif
+	shim_current[cpu] = next;
+	shim_irqs_off[cpu] = false;
+	shim_cpu = was;
+}
+
+/* sched_wakeup of @p onto @cpu, under its runqueue lock */
+static void kmod_wake(int cpu, struct task_struct *p)
+{
+	int was = shim_cpu;
+
+	shim_cpu = cpu;
+	shim_irqs_off[cpu] = true;
+	p->cpu = cpu;
+	p->__state = TASK_RUNNING;
+	p->state = TASK_RUNNING;
+	p->sched_info.last_queued = shim_now;
+	((kmod_task_fn)kmod_tp("sched_wakeup"))(NULL, p);
+	shim_irqs_off[cpu] = false;
+	shim_cpu = was;
+}
+
+/* @p woken onto @cpu and switched in: current stays runnable (preempted) */
+static void kmod_run(int cpu, struct task_struct *p)
+{
+	kmod_wake(cpu, p);
+	kmod_switch(cpu, TASK_RUNNING, false, p);
+}
+
+/* current on @cpu goes to sleep (in iowait if @iowait), @next runs */
+static void kmod_sleep(int cpu, bool iowait, struct task_struct *next)
+{
+	kmod_switch(cpu, TASK_UNINTERRUPTIBLE, iowait,
+		    next ? next : &kmod_idle[cpu]);
+}
+
+/*
+ * The averaging work, if queued, run by a kworker on @cpu: it is woken
+ * there, preempts what runs, runs the work and sleeps again. Returns
+ * whether the work was queued.
+ */
+static bool kmod_work(int cpu)
+{
+	struct task_struct *was = shim_current[cpu];
+	int was_cpu = shim_cpu;
+	bool ran;
+
+	kmod_run(cpu, &kmod_kworker);
+	shim_cpu = cpu;
+	ran = shim_work_run(&psim_avgs_work);
+	shim_cpu = was_cpu;
+	kmod_sleep(cpu, false, was);
+	return ran;
+}
+
+#endif /* KMOD_H */

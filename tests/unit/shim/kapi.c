@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The state and the functions of the rest of the kernel API shim (kapi.h). */
+#include "kapi.h"
+#include "psi_mod.h"
+
+unsigned long shim_rcu_syncs;
+unsigned long shim_warnings;
+void (*shim_msleep_hook)(unsigned int ms);
+int shim_mutexes_held;
+int shim_lockdep_keys;
+unsigned long shim_kmemleak_not_leak;
+long shim_kmalloc_live;
+int shim_kmalloc_fail;
+long shim_kthread_create_err;
+int shim_kthreads_live;
+bool shim_uaccess_fault;
+
+void msleep(unsigned int ms)
+{
+	if (shim_irqs_off[shim_cpu] || shim_nheld)
+		shim_fail("msleep(%u) in atomic context", ms);
+	if (shim_msleep_hook)
+		shim_msleep_hook(ms);
+	shim_now += ms * NSEC_PER_MSEC;
+}
+
+/* ---- locks ---- */
+void shim_mutex(struct mutex *m, bool lock, const char *func)
+{
+	if (lock) {
+		if (shim_irqs_off[shim_cpu] || shim_nheld)
+			shim_fail("%s: mutex taken in atomic context", func);
+		if (m->held)
+			shim_fail("%s: mutex taken twice (deadlock)", func);
+		m->held = 1;
+		shim_mutexes_held++;
+	} else {
+		if (!m->held)
+			shim_fail("%s: unlock of a mutex not held", func);
+		m->held = 0;
+		shim_mutexes_held--;
+	}
+}
+
+void shim_rwsem(struct rw_semaphore *s, bool write, bool lock,
+		const char *func)
+{
+	if (lock && (shim_irqs_off[shim_cpu] || shim_nheld))
+		shim_fail("%s: rwsem taken in atomic context", func);
+	if (lock && s->writer)
+		shim_fail("%s: rwsem taken while written (deadlock)", func);
+	if (write) {
+		if (lock && s->readers)
+			shim_fail("%s: rwsem written while read (deadlock)",
+				  func);
+		if (!lock && !s->writer)
+			shim_fail("%s: up_write() without down_write()", func);
+		s->writer = lock;
+	} else {
+		if (!lock && !s->readers)
+			shim_fail("%s: up_read() without down_read()", func);
+		s->readers += lock ? 1 : -1;
+	}
+}
+
+void shim_spin(spinlock_t *l, bool lock, const char *func)
+{
+	if (lock == !!l->held)
+		shim_fail("%s: spinlock %s twice", func,
+			  lock ? "locked" : "unlocked");
+	l->held = lock;
+}
+
+/* ---- lockdep keys, memory ---- */
+void lockdep_register_key(struct lock_class_key *key)
+{
+	if (key->registered)
+		shim_fail("lockdep key registered twice");
+	key->registered = 1;
+	shim_lockdep_keys++;
+}
+
+void lockdep_unregister_key(struct lock_class_key *key)
+{
+	if (!key->registered)
+		shim_fail("lockdep key unregistered but not registered");
+	key->registered = 0;
+	shim_lockdep_keys--;
+}
+
+void *kzalloc(size_t n, gfp_t gfp)
+{
+	void *p;
+
+	(void)gfp;
+	if (shim_kmalloc_fail > 0) {
+		shim_kmalloc_fail--;
+		return NULL;
+	}
+	p = calloc(1, n);
+	if (p)
+		shim_kmalloc_live++;
+	return p;
+}
+
+void kfree(const void *p)
+{
+	if (!p)
+		return;
+	shim_kmalloc_live--;
+	free((void *)p);
+}
+
+/* ---- wait queues ---- */
+void __init_waitqueue_head(struct wait_queue_head *wq, const char *name,
+			   struct lock_class_key *key)
+{
+	(void)name;
+	if (!key || !key->registered)
+		shim_fail("wait queue initialised with an unregistered key");
+	spin_lock_init(&wq->lock);
+	INIT_LIST_HEAD(&wq->head);
+}
+
+void add_wait_queue(struct wait_queue_head *wq, struct wait_queue_entry *e)
+{
+	spin_lock_irq(&wq->lock);
+	list_add_tail(&e->entry, &wq->head);
+	spin_unlock_irq(&wq->lock);
+}
+
+void remove_wait_queue(struct wait_queue_head *wq, struct wait_queue_entry *e)
+{
+	spin_lock_irq(&wq->lock);
+	list_del(&e->entry);
+	spin_unlock_irq(&wq->lock);
+}
+
+/* Every entry's function, under the queue's lock (no exclusive waiters). */
+void __wake_up(struct wait_queue_head *wq, unsigned int mode, int nr,
+	       void *key)
+{
+	struct wait_queue_entry *e, *n;
+
+	(void)nr;
+	spin_lock_irq(&wq->lock);
+	list_for_each_entry_safe(e, n, &wq->head, entry)
+		e->func(e, mode, 0, key);
+	spin_unlock_irq(&wq->lock);
+}
+
+/* ---- kernel threads ---- */
+struct shim_kthread {
+	struct task_struct task;	/* first: what the caller sees */
+	int (*fn)(void *data);
+	void *data;
+	bool started, should_stop, exited;
+	int ret;
+};
+
+static struct shim_kthread *shim_kt_cur;
+static jmp_buf shim_kt_jb;
+static int shim_kt_pid = 30000;
+
+struct task_struct *kthread_create(int (*fn)(void *data), void *data,
+				   const char *name)
+{
+	struct shim_kthread *k;
+
+	(void)name;
+	if (shim_kthread_create_err) {
+		long err = shim_kthread_create_err;
+
+		shim_kthread_create_err = 0;
+		return ERR_PTR(err);
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return ERR_PTR(-ENOMEM);
+	k->task.pid = shim_kt_pid++;
+	k->fn = fn;
+	k->data = data;
+	shim_kthreads_live++;
+	return &k->task;
+}
+
+void sched_set_fifo_low(struct task_struct *p)
+{
+	(void)p;
+}
+
+int wake_up_process(struct task_struct *p)
+{
+	struct shim_kthread *k = container_of(p, struct shim_kthread, task);
+
+	k->started = true;
+	return 1;
+}
+
+bool kthread_should_stop(void)
+{
+	if (!shim_kt_cur)
+		shim_fail("kthread_should_stop() outside a kernel thread");
+	return shim_kt_cur->should_stop;
+}
+
+int shim_kthread_run(struct task_struct *p)
+{
+	static struct task_struct *was;
+	struct shim_kthread *k = container_of(p, struct shim_kthread, task);
+
+	if (shim_kt_cur)
+		shim_fail("a kernel thread runs another");
+	if (!k->started || k->exited)
+		return k->exited;
+	shim_kt_cur = k;
+	was = shim_current[shim_cpu];
+	shim_current[shim_cpu] = p;
+	if (!setjmp(shim_kt_jb)) {
+		k->ret = k->fn(k->data);
+		k->exited = true;
+	}
+	shim_current[shim_cpu] = was;
+	shim_kt_cur = NULL;
+	return k->exited;
+}
+
+void shim_kthread_sleep(const char *func)
+{
+	if (!shim_kt_cur)
+		shim_fail("%s: waits outside a kernel thread (for ever)", func);
+	if (shim_mutexes_held)
+		shim_fail("%s: the kernel thread sleeps holding a mutex", func);
+	longjmp(shim_kt_jb, 1);
+}
+
+int kthread_stop(struct task_struct *p)
+{
+	struct shim_kthread *k = container_of(p, struct shim_kthread, task);
+	int ret;
+
+	k->should_stop = true;
+	k->started = true;
+	if (!shim_kthread_run(p))
+		shim_fail("kthread_stop(): the thread did not return");
+	ret = k->ret;
+	free(k);
+	shim_kthreads_live--;
+	return ret;
+}
+
+/* ---- timers: armed if mod_timer() ran since the last fire or delete ---- */
+static struct {
+	struct timer_list *t;
+	void (*fn)(struct timer_list *t);
+	unsigned long done;		/* t->armed at the last fire/delete */
+} shim_timers[8];
+
+static int shim_timer_slot(struct timer_list *t, bool add)
+{
+	int i;
+
+	for (i = 0; i < (int)ARRAY_SIZE(shim_timers); i++)
+		if (shim_timers[i].t == t)
+			return i;
+	if (!add)
+		shim_fail("a timer that was never set up");
+	for (i = 0; i < (int)ARRAY_SIZE(shim_timers); i++)
+		if (!shim_timers[i].t)
+			return i;
+	shim_fail("too many timers");
+}
+
+void timer_setup(struct timer_list *t, void (*fn)(struct timer_list *t),
+		 unsigned int flags)
+{
+	int i = shim_timer_slot(t, true);
+
+	(void)flags;
+	memset(t, 0, sizeof(*t));
+	shim_timers[i].t = t;
+	shim_timers[i].fn = fn;
+	shim_timers[i].done = 0;
+}
+
+bool shim_timer_pending(struct timer_list *t)
+{
+	return t->armed != shim_timers[shim_timer_slot(t, false)].done;
+}
+
+int del_timer_sync(struct timer_list *t)
+{
+	int i = shim_timer_slot(t, false);
+	bool was = shim_timer_pending(t);
+
+	shim_timers[i].done = t->armed;
+	return was;
+}
+
+int timer_shutdown_sync(struct timer_list *t)
+{
+	return del_timer_sync(t);
+}
+
+/* In softirq context: interrupts on, on the current CPU. */
+bool shim_timer_fire(struct timer_list *t)
+{
+	int i = shim_timer_slot(t, false);
+
+	if (!shim_timer_pending(t))
+		return false;
+	shim_timers[i].done = t->armed;
+	shim_timers[i].fn(t);
+	return true;
+}
+
+/* ---- delayed work ---- */
+static struct {
+	struct delayed_work *dw;
+	void (*fn)(struct work_struct *w);
+} shim_works[4];
+
+void shim_work_register(struct delayed_work *dw,
+			void (*fn)(struct work_struct *w))
+{
+	int i;
+
+	for (i = 0; i < (int)ARRAY_SIZE(shim_works); i++) {
+		if (!shim_works[i].dw) {
+			shim_works[i].dw = dw;
+			shim_works[i].fn = fn;
+			return;
+		}
+	}
+	abort();
+}
+
+bool cancel_delayed_work_sync(struct delayed_work *dw)
+{
+	bool was = dw->pending;
+
+	dw->pending = false;
+	return was;
+}
+
+/* Run @dw's function if it is queued, as a kworker does. */
+bool shim_work_run(struct delayed_work *dw)
+{
+	int i;
+
+	if (!dw->pending)
+		return false;
+	for (i = 0; i < (int)ARRAY_SIZE(shim_works); i++) {
+		if (shim_works[i].dw == dw) {
+			dw->pending = false;
+			shim_works[i].fn((struct work_struct *)dw);
+			return true;
+		}
+	}
+	shim_fail("a delayed work that was never declared");
+}
+
+/*
+ * psi_proc.c's copy of a write's buffer, which is not linked (its page
+ * fault handling needs the mm): the user's bytes as copy_from_user() with
+ * page faults disabled gives them, or -EFAULT when the test says the
+ * buffer is not there.
+ */
+int psim_copy_from_user(void *dst, const void __user *src, size_t len)
+{
+	if (shim_irqs_off[shim_cpu] || shim_nheld)
+		shim_fail("copy from user space in atomic context");
+	if (shim_uaccess_fault)
+		return -EFAULT;
+	memcpy(dst, (const void *)src, len);
+	return 0;
+}
