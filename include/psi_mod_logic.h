@@ -124,36 +124,12 @@ struct psim_cpu_state {
 	u32 underflows;		/* clears of a zero count: must stay 0 */
 };
 
-static inline bool psim_test_state(const unsigned int *tasks,
-				   enum psim_states s, bool oncpu)
-{
-	switch (s) {
-	case PSIM_IO_SOME:
-		return tasks[PSIM_NR_IOWAIT];
-	case PSIM_IO_FULL:
-		return tasks[PSIM_NR_IOWAIT] && !tasks[PSIM_NR_RUNNING];
-	case PSIM_MEM_SOME:
-		return tasks[PSIM_NR_MEMSTALL];
-	case PSIM_MEM_FULL:
-		return tasks[PSIM_NR_MEMSTALL] &&
-		       tasks[PSIM_NR_RUNNING] == tasks[PSIM_NR_MEMSTALL_RUNNING];
-	case PSIM_CPU_SOME:
-		return tasks[PSIM_NR_RUNNING] > oncpu;
-	case PSIM_CPU_FULL:
-		return tasks[PSIM_NR_RUNNING] && !oncpu;
-	case PSIM_NONIDLE:
-		return tasks[PSIM_NR_IOWAIT] || tasks[PSIM_NR_MEMSTALL] ||
-		       tasks[PSIM_NR_RUNNING];
-	default:
-		return false;
-	}
-}
-
 /*
- * All of psim_test_state() at once, written out: it runs on every switch and
- * wakeup, and the loop over the states did not unroll (some 40 instructions
- * more per call). tests/unit/test_states.c checks it against the per-state
- * rules and the kernel's for every combination of counts.
+ * The kernel's test_state() for all the states at once, written out: it runs
+ * on every switch and wakeup, and a loop over the states did not unroll
+ * (some 40 instructions more per call). tests/unit/test_states.c checks it
+ * against the per-state rules and the kernel's for every combination of
+ * counts.
  */
 static inline u32 psim_state_mask(const struct psim_cpu_state *c)
 {
@@ -278,18 +254,6 @@ static inline void psim_cpu_counts(struct psim_cpu_state *c,
 	}
 	for (; set; set &= set - 1)
 		c->tasks[__builtin_ctz(set)]++;
-}
-
-/*
- * Apply a change of task counts at @now: the time up to @now goes to the old
- * states, the new states start at @now.
- */
-static inline void psim_cpu_change(struct psim_cpu_state *c, u64 now,
-				   unsigned int clear, unsigned int set)
-{
-	psim_cpu_counts(c, clear, set);
-	psim_record_times(c, now);
-	c->state_mask = psim_state_mask(c);
 }
 
 /*
@@ -494,12 +458,6 @@ static inline void psim_fold_into(u64 *total, const u64 *deltas,
 		nonidle_total = 1;
 	for (s = 0; s < PSIM_NR_STATES - 1; s++)
 		total[s] += div_u64(deltas[s], nonidle_total);
-}
-
-static inline void psim_fold_totals(struct psim_group *g, const u64 *deltas,
-				    unsigned long nonidle_total)
-{
-	psim_fold_into(g->total, deltas, nonidle_total);
 }
 
 /* include/linux/sched/loadavg.h: calc_load() */

@@ -587,6 +587,20 @@ static void cpu_recent_times_absorb_a_period_ended_before_the_sample(void)
 	TU_EQ(t[PSIM_CPU_SOME], 450);
 	TU_EQ(sum, c.times[PSIM_CPU_SOME] + 500);
 }
+/*
+ * The kernel's way (psi_group_change()): a change of task counts at @now
+ * ends the period there, whether the state changes or not; the time up to
+ * @now goes to the old states. The probes' lazy way is
+ * psim_mask_changes() + psim_set_mask().
+ */
+static void cpu_change(struct psim_cpu_state *c, u64 now, unsigned int clear,
+		       unsigned int set)
+{
+	psim_cpu_counts(c, clear, set);
+	psim_record_times(c, now);
+	c->state_mask = psim_state_mask(c);
+}
+
 static void cpu_change_records_old_states_then_recomputes(void)
 {
 	struct psim_cpu_state c;
@@ -594,13 +608,13 @@ static void cpu_change_records_old_states_then_recomputes(void)
 	memset(&c, 0, sizeof(c));
 	c.state_start = 100;
 	/* an iowait sleeper from 100 */
-	psim_cpu_change(&c, 100, 0, PSIM_TSK_IOWAIT);
+	cpu_change(&c, 100, 0, PSIM_TSK_IOWAIT);
 	TU_EQ(c.tasks[PSIM_NR_IOWAIT], 1);
 	TU_EQ(c.state_mask, (1U << PSIM_IO_SOME) | (1U << PSIM_IO_FULL) |
 			    (1U << PSIM_NONIDLE));
 	/* a task wakes at 350: 250 ns of io full went to the old states */
 	c.oncpu = 1;
-	psim_cpu_change(&c, 350, 0, PSIM_TSK_RUNNING);
+	cpu_change(&c, 350, 0, PSIM_TSK_RUNNING);
 	TU_EQ(c.times[PSIM_IO_SOME], 250);
 	TU_EQ(c.times[PSIM_IO_FULL], 250);
 	TU_EQ(c.times[PSIM_NONIDLE], 250);
@@ -608,13 +622,13 @@ static void cpu_change_records_old_states_then_recomputes(void)
 	TU_EQ(c.state_mask, (1U << PSIM_IO_SOME) | (1U << PSIM_NONIDLE));
 	TU_EQ(c.state_start, 350);
 	/* the sleeper wakes too at 400; 2 runnable, 1 on the CPU */
-	psim_cpu_change(&c, 400, PSIM_TSK_IOWAIT, PSIM_TSK_RUNNING);
+	cpu_change(&c, 400, PSIM_TSK_IOWAIT, PSIM_TSK_RUNNING);
 	TU_EQ(c.times[PSIM_IO_SOME], 300);
 	TU_EQ(c.times[PSIM_IO_FULL], 250);
 	TU_EQ(c.state_mask, (1U << PSIM_CPU_SOME) | (1U << PSIM_NONIDLE));
 	TU_EQ(c.underflows, 0);
 	/* clearing a zero count is refused and counted, never wraps */
-	psim_cpu_change(&c, 400, PSIM_TSK_IOWAIT | PSIM_TSK_MEMSTALL, 0);
+	cpu_change(&c, 400, PSIM_TSK_IOWAIT | PSIM_TSK_MEMSTALL, 0);
 	TU_EQ(c.tasks[PSIM_NR_IOWAIT], 0);
 	TU_EQ(c.tasks[PSIM_NR_MEMSTALL], 0);
 	TU_EQ(c.underflows, 2);
@@ -664,7 +678,7 @@ static void lazy_periods_equal_eager_periods(void)
 			clear = 0;
 		if (((seed >> 16) & 7) == 0)
 			eager.oncpu = lazy.oncpu = !eager.oncpu;
-		psim_cpu_change(&eager, now, clear, set);
+		cpu_change(&eager, now, clear, set);
 		psim_cpu_counts(&lazy, clear, set);
 		if (psim_mask_changes(&lazy, &mask)) {
 			psim_set_mask(&lazy, now, mask);
