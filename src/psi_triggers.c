@@ -736,6 +736,7 @@ void psim_triggers_exit(void)
 		if (psim_wq_class) {
 			lockdep_unregister_key(&psim_wq_class->key);
 			kfree(psim_wq_class);
+			psim_wq_class = NULL;
 		}
 		return;
 	}
