@@ -11,8 +11,10 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/kernel.h>
+#include <linux/cred.h>
 #include <linux/ctype.h>
 #include <linux/delay.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mount.h>
 #include <linux/mutex.h>
@@ -38,10 +40,31 @@ static bool psim_irq;			/* irq= */
 static unsigned int psim_fail_start;	/* fail_start= */
 
 /*
- * Whether /proc/<name> is registered, asked of procfs itself: a lookup in a
- * private mount of it, which the caller's root, mount namespace and the
- * options of its /proc (subset=pid, hidepid) do not affect.
+ * A private mount of procfs: what a lookup in it finds, the caller's root,
+ * mount namespace and the options of its /proc (subset=pid, hidepid, a
+ * file mounted over one of procfs's) do not affect. psim_proc_put() ends it.
  */
+static struct vfsmount *psim_proc_get(struct file_system_type **proc)
+{
+	struct vfsmount *mnt;
+
+	*proc = get_fs_type("proc");
+	if (!*proc)
+		return ERR_PTR(-ENOENT);
+	mnt = kern_mount(*proc);
+	if (IS_ERR(mnt))
+		module_put((*proc)->owner);
+	return mnt;
+}
+
+static void psim_proc_put(struct file_system_type *proc, struct vfsmount *mnt)
+{
+	kern_unmount(mnt);
+	/* put_filesystem(), not exported; procfs is built in */
+	module_put(proc->owner);
+}
+
+/* Whether /proc/<name> is registered, asked of procfs itself. */
 static int psim_proc_taken(const char *name, bool *taken)
 {
 	struct file_system_type *proc;
@@ -49,25 +72,71 @@ static int psim_proc_taken(const char *name, bool *taken)
 	struct dentry *d;
 	int ret = 0;
 
-	proc = get_fs_type("proc");
-	if (!proc)
-		return -ENOENT;
-	mnt = kern_mount(proc);
-	if (IS_ERR(mnt)) {
-		ret = PTR_ERR(mnt);
-	} else {
-		/* one name: psim_dir_set() allows no '/' */
-		d = lookup_positive_unlocked(name, mnt->mnt_root, strlen(name));
-		if (IS_ERR(d))
-			ret = PTR_ERR(d);
-		else
-			dput(d);
-		kern_unmount(mnt);
-	}
-	/* put_filesystem(), not exported; procfs is built in */
-	module_put(proc->owner);
+	mnt = psim_proc_get(&proc);
+	if (IS_ERR(mnt))
+		return PTR_ERR(mnt);
+	/* one name: psim_dir_set() allows no '/' */
+	d = lookup_positive_unlocked(name, mnt->mnt_root, strlen(name));
+	if (IS_ERR(d))
+		ret = PTR_ERR(d);
+	else
+		dput(d);
+	psim_proc_put(proc, mnt);
 	*taken = !ret;
 	return ret == -ENOENT ? 0 : ret;
+}
+
+/* One step down from @p's dentry, to its child @name (@len bytes). */
+static int psim_proc_step(struct path *p, const char *name, size_t len)
+{
+	struct dentry *d = lookup_positive_unlocked(name, p->dentry, len);
+
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	dput(p->dentry);
+	p->dentry = d;
+	return 0;
+}
+
+/*
+ * The unsigned number in procfs's file @dir/@name (e.g. "sys/kernel",
+ * "pid_max"), read from a private mount: the value the kernel has,
+ * whatever the loading task's /proc shows.
+ */
+int psim_proc_read_uint(const char *dir, const char *name, unsigned int *v)
+{
+	struct file_system_type *proc;
+	char buf[24] = "";
+	struct path p;
+	struct file *f;
+	loff_t pos = 0;
+	size_t len;
+	ssize_t n;
+	int ret = 0;
+
+	p.mnt = psim_proc_get(&proc);
+	if (IS_ERR(p.mnt))
+		return PTR_ERR(p.mnt);
+	p.dentry = dget(p.mnt->mnt_root);
+	for (; *dir && !ret; dir += len + !!dir[len]) {
+		len = strcspn(dir, "/");
+		ret = psim_proc_step(&p, dir, len);
+	}
+	if (!ret)
+		ret = psim_proc_step(&p, name, strlen(name));
+	if (!ret) {
+		f = dentry_open(&p, O_RDONLY, current_cred());
+		if (IS_ERR(f)) {
+			ret = PTR_ERR(f);
+		} else {
+			n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+			fput(f);
+			ret = n < 0 ? n : kstrtouint(strim(buf), 10, v);
+		}
+	}
+	dput(p.dentry);
+	psim_proc_put(proc, p.mnt);
+	return ret;
 }
 
 /*

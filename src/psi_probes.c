@@ -1331,22 +1331,15 @@ static void psim_detach(void)
 
 /*
  * The table's size: pid_max now. The kernel does not export it; its sysctl
- * file says it. The limit if that cannot be read.
+ * file says it, read in procfs itself (not in the loading task's /proc,
+ * which a mount namespace may lack or cover). The limit if that fails.
  */
 static unsigned int psim_read_pid_max(void)
 {
-	unsigned int v = PID_MAX_LIMIT;
-	char buf[16] = "";
-	struct file *f;
-	loff_t pos = 0;
-	ssize_t n;
+	unsigned int v;
 
-	f = filp_open("/proc/sys/kernel/pid_max", O_RDONLY, 0);
-	if (IS_ERR(f))
-		return v;
-	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
-	filp_close(f, NULL);
-	if (n > 0 && !kstrtouint(buf, 10, &v) && v > 0 && v <= PID_MAX_LIMIT)
+	if (!psim_proc_read_uint("sys/kernel", "pid_max", &v) && v > 0 &&
+	    v <= PID_MAX_LIMIT)
 		return v;
 	return PID_MAX_LIMIT;
 }

@@ -327,3 +327,12 @@ void cpuhp_remove_state_nocalls(enum cpuhp_state state)
 			  state);
 	shim_cpuhp_teardown = NULL;
 }
+
+/* psi_mod.c's: there is no procfs here; the pid table takes the limit */
+int psim_proc_read_uint(const char *dir, const char *name, unsigned int *v)
+{
+	(void)dir;
+	(void)name;
+	(void)v;
+	return -ENOENT;
+}

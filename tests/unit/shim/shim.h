@@ -284,31 +284,12 @@ static inline struct task_struct *pid_task(struct pid *pid,
 	return (struct task_struct *)pid;
 }
 
-/* ---- files: the module reads pid_max from procfs; there is none ---- */
+/* ---- files (the module reads pid_max from procfs: shim.c has none) ---- */
 struct file;
 #define O_RDONLY		0
 #define MAX_ERRNO		4095
 #define ERR_PTR(e)		((void *)(long)(e))
 #define IS_ERR(p)		((unsigned long)(p) >= (unsigned long)-MAX_ERRNO)
-
-static inline struct file *filp_open(const char *name, int flags, int mode)
-{
-	(void)name;
-	(void)flags;
-	(void)mode;
-	return ERR_PTR(-ENOENT);
-}
-
-static inline ssize_t kernel_read(struct file *f, void *buf, size_t n,
-				  loff_t *pos)
-{
-	return -1;
-}
-
-static inline int filp_close(struct file *f, void *id)
-{
-	return 0;
-}
 
 static inline int kstrtouint(const char *s, unsigned int base,
 			     unsigned int *res)

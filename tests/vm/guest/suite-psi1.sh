@@ -45,8 +45,20 @@ case_ns_load() {
 	expect "insmod proc_dir=x with /proc unmounted: $r" [ "$r" = ok ]
 	t=$(debug_val task_table)
 	expect "task_table '$t': want the pid table (> 0), psi_flags is the kernel's" igt "${t:-0}" 0
+	# sized to the kernel's pid_max, read in procfs itself, not in the
+	# loader's missing /proc
+	expect "task_table '$t' with /proc unmounted: want pid_max $(cat /proc/sys/kernel/pid_max)" \
+		[ "$t" = "$(cat /proc/sys/kernel/pid_max)" ]
 	expect_format /proc/x/cpu cpu
 	sleep 3
+	mod_unload > /dev/null
+	# and with another number mounted over the loader's pid_max file
+	echo 300 > $C/pid_max
+	r=$(unshare -m --propagation private sh -c "mount --bind $C/pid_max /proc/sys/kernel/pid_max && kit load $KO proc_dir=x" 2>&1)
+	expect "insmod proc_dir=x under a false pid_max: $r" [ "$r" = ok ]
+	t=$(debug_val task_table)
+	expect "task_table '$t' under a false pid_max (300): want pid_max $(cat /proc/sys/kernel/pid_max)" \
+		[ "$t" = "$(cat /proc/sys/kernel/pid_max)" ]
 	mod_unload > /dev/null
 	r=$(unshare -m --propagation private sh -c "umount -l /proc && kit load $KO" 2>&1)
 	expect "insmod with /proc unmounted, default proc_dir: '$r', want EEXIST" [ "${r%% *}" = EEXIST ]
