@@ -162,6 +162,12 @@ struct compact_control;
 }
 
 /*
+ * The system-wide cpu file has a "full" line (all zeros) from 5.13, with
+ * PSI_CPU_FULL; before, only "some" (psi_show()).
+ */
+#define PSIM_CPU_FULL_LINE	PSIM_KERNEL_AT_LEAST(5, 13)
+
+/*
  * The trigger rules of the running kernel's psi_trigger_create() and
  * psi_proc_init() (psi_mod_logic.h, PSIM_TRIG_*): cpu full from 5.13; the
  * 6.5 privilege rules (0666 files, unprivileged windows in multiples of

@@ -180,8 +180,9 @@ static int psim_pressure_show(struct seq_file *m, enum psim_res res)
 	int full;
 
 	psim_aggregate_read(res, avg, total);
-	/* irq has only its full line */
-	for (full = res == PSIM_IRQ; full < 2; full++) {
+	/* irq has only its full line, cpu its some line before 5.13 */
+	for (full = res == PSIM_IRQ;
+	     full < 2 - (res == PSIM_CPU && !PSIM_CPU_FULL_LINE); full++) {
 		/* CPU FULL is undefined at the system level: zeros. */
 		if (res == PSIM_CPU && full) {
 			memset(avg[full], 0, sizeof(avg[full]));

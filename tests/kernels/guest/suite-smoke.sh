@@ -1,5 +1,6 @@
 # Suite "smoke" (tests/kernels): one boot per kernel, booted psi=0 where the
-# kernel has PSI. The module loads, 4 spinners on 2 vCPUs give cpu pressure,
+# kernel has PSI. The module loads (its files in the running kernel's
+# format), 4 spinners on 2 vCPUs give cpu pressure,
 # O_DIRECT reads give io pressure, it unloads leaving nothing, dmesg is clean.
 # tests/kernels/run.sh adds this file to the harness's initramfs.
 CASES="load store spin io irq unload dmesg"
@@ -20,6 +21,7 @@ kernel_facts() {
 
 case_smoke_load() {
 	case_load
+	case_format
 	note "$(kernel_facts)"
 	note "psi_mod dmesg: $(dmesg | grep psi_mod | sed 's/^\[[^]]*\] //' | head -3 | tr '\n' '|')"
 }
