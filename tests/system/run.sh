@@ -229,7 +229,7 @@ boot() {
 	# (docs/reliability.md, "The TCG int3 hang")
 	local accel=${PSI_MOD_ACCEL:-tcg}
 	case $k in 6.12*) accel=${PSI_MOD_ACCEL:-tcg,thread=single} ;; esac
-	QEMU_ARGV=(qemu-system-x86_64 -accel "$accel" -smp 2 -m 1G -nographic -no-reboot
+	QEMU_ARGV=("${PSI_QEMU:-qemu-system-x86_64}" -accel "$accel" -smp 2 -m 1G -nographic -no-reboot
 		-kernel "$root/boot/vmlinuz-$k" -initrd "$root/boot/initrd.img-$k"
 		-drive "file=$disk,format=raw,if=virtio,cache=unsafe"
 		-drive "file=$data,format=raw,if=virtio,cache=none"

@@ -163,6 +163,8 @@ make_disk() {
 #     had already replaced (docs/evidence/rt-int3-oops-20261130.txt), the
 #     stale translation captured in docs/evidence/tcg-int3-hang-20261130.txt,
 #     which RT's busier CPUs hit more often.
+#   - PSI_QEMU: another qemu-system-x86_64 (a path), e.g. a newer release
+#     unpacked beside the system's to measure that hang.
 qemu_cmd() {
 	local kver=$1 initrd=$2 disk=$3 psi=$4 extra=$5 res=$6 accel=${PSI_MOD_ACCEL:-tcg}
 	case "$kver" in *-rt-*) accel=${PSI_MOD_ACCEL:-tcg,thread=single} ;; esac
@@ -172,7 +174,7 @@ qemu_cmd() {
 	# PSI_VM_SMP and PSI_VM_QEMU_ARGS (extra words, e.g. -icount): for the
 	# irq probes' cost (bench/irq.sh)
 	# shellcheck disable=SC2206
-	QEMU_ARGV=(qemu-system-x86_64 -accel "$accel" -smp "${PSI_VM_SMP:-2}" -m "${PSI_VM_MEM:-512M}"
+	QEMU_ARGV=("${PSI_QEMU:-qemu-system-x86_64}" -accel "$accel" -smp "${PSI_VM_SMP:-2}" -m "${PSI_VM_MEM:-512M}"
 		${PSI_VM_QEMU_ARGS:-}
 		-nographic -no-reboot
 		-kernel "$(kernel_image "$kver")" -initrd "$initrd"
