@@ -157,17 +157,16 @@ make_disk() {
 #   - run_qemu (tests/lib/host.sh) watches every guest with a monitor
 #     socket for the stale-translation hang below (tests/lib/int3watch.py)
 #     and ends it early, naming it.
-#   - PREEMPT_RT kernels (-rt- in the release) get one host thread for both
-#     vCPUs (tcg,thread=single) unless PSI_MOD_ACCEL is set: under QEMU's
-#     multi-threaded TCG they twice trapped on an int3 that text_poke_bp()
-#     had already replaced (docs/evidence/rt-int3-oops-20261130.txt), the
-#     stale translation captured in docs/evidence/tcg-int3-hang-20261130.txt,
-#     which RT's busier CPUs hit more often.
+#   - One host thread for both vCPUs (tcg,thread=single) unless
+#     PSI_MOD_ACCEL is set: under QEMU's multi-threaded TCG a vCPU now and
+#     then keeps executing an int3 that text_poke_bp() had already replaced
+#     (docs/evidence/tcg-int3-hang-20261130.txt,
+#     rt-int3-oops-20261130.txt; docs/reliability.md, "The TCG int3 hang"),
+#     at any static key flip: every load, unload and enable toggle.
 #   - PSI_QEMU: another qemu-system-x86_64 (a path), e.g. a newer release
 #     unpacked beside the system's to measure that hang.
 qemu_cmd() {
-	local kver=$1 initrd=$2 disk=$3 psi=$4 extra=$5 res=$6 accel=${PSI_MOD_ACCEL:-tcg}
-	case "$kver" in *-rt-*) accel=${PSI_MOD_ACCEL:-tcg,thread=single} ;; esac
+	local kver=$1 initrd=$2 disk=$3 psi=$4 extra=$5 res=$6 accel=${PSI_MOD_ACCEL:-tcg,thread=single}
 	# for tests/lib/int3watch.py to name a hung vCPU's site (Debian's stock
 	# image ships a placeholder map: then the address)
 	QEMU_SYSMAP=$(dirname "$(kernel_image "$kver")")/System.map-$kver

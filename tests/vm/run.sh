@@ -80,7 +80,7 @@ disk=$(make_disk)
 for s in "${suite_list[@]}"; do
 	case "$s" in
 	psi0) psi=0 limit=720 ;;
-	psi1) psi=1 limit=300 ;;
+	psi1) psi=1 limit=480 ;;
 	irq) psi=1 limit=400 ;;
 	kernel) psi=1 limit=300 ;;
 	*) psi=0 limit=300 ;;
