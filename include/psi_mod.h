@@ -33,6 +33,7 @@ enum psim_start_step {
 };
 
 int psim_start_fault(enum psim_start_step step);
+int psim_proc_read_uint(const char *path, unsigned int *v);
 
 /* psi_probes.c */
 
@@ -182,7 +183,6 @@ void psim_irq_debug(int cpu, u64 *total, u64 *charged,
 
 /* psi_proc.c */
 int psim_proc_create(const char *dir, bool percpu, bool irq);
-int psim_proc_read_uint(const char *dir, const char *name, unsigned int *v);
 void psim_proc_remove(void);
 int psim_copy_from_user(void *dst, const void __user *src, size_t len);
 

@@ -127,9 +127,8 @@ struct psim_cpu_state {
 /*
  * The kernel's test_state() for all the states at once, written out: it runs
  * on every switch and wakeup, and a loop over the states did not unroll
- * (some 40 instructions more per call). tests/unit/test_states.c checks it
- * against the per-state rules and the kernel's for every combination of
- * counts.
+ * (docs/overhead.md). tests/unit/test_states.c checks it against the
+ * kernel's rules for every combination of counts.
  */
 static inline u32 psim_state_mask(const struct psim_cpu_state *c)
 {

@@ -99,11 +99,11 @@ static int psim_proc_step(struct path *p, const char *name, size_t len)
 }
 
 /*
- * The unsigned number in procfs's file @dir/@name (e.g. "sys/kernel",
- * "pid_max"), read from a private mount: the value the kernel has,
- * whatever the loading task's /proc shows.
+ * The unsigned number in procfs's file @path (e.g. "sys/kernel/pid_max"),
+ * read from a private mount: the value the kernel has, whatever the
+ * loading task's /proc shows.
  */
-int psim_proc_read_uint(const char *dir, const char *name, unsigned int *v)
+int psim_proc_read_uint(const char *path, unsigned int *v)
 {
 	struct file_system_type *proc;
 	char buf[24] = "";
@@ -118,12 +118,10 @@ int psim_proc_read_uint(const char *dir, const char *name, unsigned int *v)
 	if (IS_ERR(p.mnt))
 		return PTR_ERR(p.mnt);
 	p.dentry = dget(p.mnt->mnt_root);
-	for (; *dir && !ret; dir += len + !!dir[len]) {
-		len = strcspn(dir, "/");
-		ret = psim_proc_step(&p, dir, len);
+	for (; *path && !ret; path += len + !!path[len]) {
+		len = strcspn(path, "/");
+		ret = psim_proc_step(&p, path, len);
 	}
-	if (!ret)
-		ret = psim_proc_step(&p, name, strlen(name));
 	if (!ret) {
 		f = dentry_open(&p, O_RDONLY, current_cred());
 		if (IS_ERR(f)) {

@@ -1338,7 +1338,7 @@ static unsigned int psim_read_pid_max(void)
 {
 	unsigned int v;
 
-	if (!psim_proc_read_uint("sys/kernel", "pid_max", &v) && v > 0 &&
+	if (!psim_proc_read_uint("sys/kernel/pid_max", &v) && v > 0 &&
 	    v <= PID_MAX_LIMIT)
 		return v;
 	return PID_MAX_LIMIT;

@@ -329,10 +329,9 @@ void cpuhp_remove_state_nocalls(enum cpuhp_state state)
 }
 
 /* psi_mod.c's: there is no procfs here; the pid table takes the limit */
-int psim_proc_read_uint(const char *dir, const char *name, unsigned int *v)
+int psim_proc_read_uint(const char *path, unsigned int *v)
 {
-	(void)dir;
-	(void)name;
+	(void)path;
 	(void)v;
 	return -ENOENT;
 }
