@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include "psi_mod_logic.h"
 #include "tu.h"
+#include "kernel_ref.h"
 
 #define NCPU		3
 #define NTASK		50
@@ -199,30 +200,6 @@ static void truth_counts(const struct model *m,
 	}
 }
 
-/* kernel/sched/psi.c test_state() */
-static int k_test_state(const unsigned int *n, int s, int oncpu)
-{
-	switch (s) {
-	case PSIM_IO_SOME:
-		return n[PSIM_NR_IOWAIT] > 0;
-	case PSIM_IO_FULL:
-		return n[PSIM_NR_IOWAIT] && !n[PSIM_NR_RUNNING];
-	case PSIM_MEM_SOME:
-		return n[PSIM_NR_MEMSTALL] > 0;
-	case PSIM_MEM_FULL:
-		return n[PSIM_NR_MEMSTALL] &&
-		       n[PSIM_NR_RUNNING] == n[PSIM_NR_MEMSTALL_RUNNING];
-	case PSIM_CPU_SOME:
-		return n[PSIM_NR_RUNNING] > (unsigned int)oncpu;
-	case PSIM_CPU_FULL:
-		return n[PSIM_NR_RUNNING] && !oncpu;
-	case PSIM_NONIDLE:
-		return n[PSIM_NR_IOWAIT] || n[PSIM_NR_MEMSTALL] ||
-		       n[PSIM_NR_RUNNING];
-	}
-	return 0;
-}
-
 static int truth_oncpu(const struct model *m, int cpu)
 {
 	return m->c[cpu].curr >= 0;
@@ -240,7 +217,7 @@ static u32 truth_mask(const struct model *m, int cpu, const unsigned int *n)
 	int s;
 
 	for (s = 0; s < PSIM_NR_STATES; s++)
-		if (k_test_state(n, s, truth_oncpu(m, cpu)))
+		if (kernel_test_state(n, s, truth_oncpu(m, cpu)))
 			mask |= 1U << s;
 	if (truth_oncpu(m, cpu) && truth_curr_memstall(m, cpu))
 		mask |= 1U << PSIM_MEM_FULL;

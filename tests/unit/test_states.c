@@ -7,6 +7,7 @@
  */
 #include "psi_mod_logic.h"
 #include "tu.h"
+#include "kernel_ref.h"
 
 #define IO_SOME		(1U << PSIM_IO_SOME)
 #define IO_FULL		(1U << PSIM_IO_FULL)
@@ -15,30 +16,6 @@
 #define CPU_SOME	(1U << PSIM_CPU_SOME)
 #define CPU_FULL	(1U << PSIM_CPU_FULL)
 #define NONIDLE		(1U << PSIM_NONIDLE)
-
-/* kernel/sched/psi.c test_state(), transcribed */
-static int kernel_test_state(const unsigned int *tasks, int state, int oncpu)
-{
-	switch (state) {
-	case PSIM_IO_SOME:
-		return !!tasks[PSIM_NR_IOWAIT];
-	case PSIM_IO_FULL:
-		return tasks[PSIM_NR_IOWAIT] && !tasks[PSIM_NR_RUNNING];
-	case PSIM_MEM_SOME:
-		return !!tasks[PSIM_NR_MEMSTALL];
-	case PSIM_MEM_FULL:
-		return tasks[PSIM_NR_MEMSTALL] &&
-		       tasks[PSIM_NR_RUNNING] == tasks[PSIM_NR_MEMSTALL_RUNNING];
-	case PSIM_CPU_SOME:
-		return tasks[PSIM_NR_RUNNING] > (unsigned int)oncpu;
-	case PSIM_CPU_FULL:
-		return tasks[PSIM_NR_RUNNING] && !oncpu;
-	case PSIM_NONIDLE:
-		return tasks[PSIM_NR_IOWAIT] || tasks[PSIM_NR_MEMSTALL] ||
-		       tasks[PSIM_NR_RUNNING];
-	}
-	return 0;
-}
 
 /* State @s's bit of psim_state_mask() for counts @t (no stalled curr) */
 static int mask_bit(const unsigned int *t, int s, int oncpu)
