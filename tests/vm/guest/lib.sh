@@ -194,31 +194,24 @@ snap_delta() {
 
 # check_format FILE [cpu]: prints the reason and returns 1 if the file is not
 # exactly "some ...\nfull ...\n" matching PSI_RE; with "cpu" the full line must
-# also be all zeros.
+# also be all zeros, and before 5.13 there is none.
 check_format() {
-	local f=$1 tmp=$C/fmt l1 l2 nl nr
+	local f=$1 tmp=$C/fmt l1 l2 nl nr want=2
+	# before 5.13 the kernel's cpu file has its some line only
+	[ "${2:-}" = cpu ] && [ "$CPU_FULL_LINE" = 0 ] && want=1
 	cat "$f" > $tmp 2>/dev/null || { echo "$f: unreadable"; return 1; }
 	nl=$(wc -l < $tmp)
 	nr=$(awk 'END { print NR }' $tmp)
-	# before 5.13 the kernel's cpu file has its some line only
-	if [ "${2:-}" = cpu ] && [ "$CPU_FULL_LINE" = 0 ]; then
-		l1=$(sed -n 1p $tmp)
-		if [ "$nl" != 1 ] || [ "$nr" != 1 ]; then
-			echo "$f: $nr lines ($nl newlines), want 1 (no cpu full before 5.13): $(tr '\n' '|' < $tmp)"
-			return 1
-		fi
-		case "$l1" in some\ *) ;; *) echo "$f: line 1 is not 'some': $l1"; return 1 ;; esac
-		echo "$l1" | grep -Eq "$PSI_RE" || { echo "$f: bad line: $l1"; return 1; }
-		return 0
-	fi
-	if [ "$nl" != 2 ] || [ "$nr" != 2 ]; then
-		echo "$f: $nr lines ($nl newlines), want 2: $(tr '\n' '|' < $tmp)"
+	if [ "$nl" != $want ] || [ "$nr" != $want ]; then
+		echo "$f: $nr lines ($nl newlines), want $want: $(tr '\n' '|' < $tmp)"
 		return 1
 	fi
-	l1=$(sed -n 1p $tmp); l2=$(sed -n 2p $tmp)
+	l1=$(sed -n 1p $tmp)
 	case "$l1" in some\ *) ;; *) echo "$f: line 1 is not 'some': $l1"; return 1 ;; esac
-	case "$l2" in full\ *) ;; *) echo "$f: line 2 is not 'full': $l2"; return 1 ;; esac
 	echo "$l1" | grep -Eq "$PSI_RE" || { echo "$f: bad line: $l1"; return 1; }
+	[ $want = 2 ] || return 0
+	l2=$(sed -n 2p $tmp)
+	case "$l2" in full\ *) ;; *) echo "$f: line 2 is not 'full': $l2"; return 1 ;; esac
 	echo "$l2" | grep -Eq "$PSI_RE" || { echo "$f: bad line: $l2"; return 1; }
 	if [ "${2:-}" = cpu ] && [ "$l2" != "$CPU_FULL_ZERO" ]; then
 		echo "$f: cpu full not all zeros: $l2"
