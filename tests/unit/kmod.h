@@ -11,26 +11,15 @@
 #define KMOD_H
 
 #include "kapi.h"
-#include "psi_mod.h"
-#include "tu.h"
+#include "kcall.h"
 
 #define MS		1000000ULL	/* ns */
 /* PSIM_FREQ in ns: 501 jiffies at HZ=250, 2.004 s */
 #define PERIOD		(501ULL * SHIM_NSEC_PER_JIFFY)
 
-typedef void (*kmod_switch_fn)(PSIM_SWITCH_PROTO);
-typedef void (*kmod_task_fn)(void *data, struct task_struct *p);
-
 static struct task_struct kmod_idle[NR_CPUS];
 /* the kworker that runs the averaging work */
 static struct task_struct kmod_kworker;
-
-static void *kmod_tp(const char *name)
-{
-	struct tracepoint *tp = shim_tp(name);
-
-	return tp ? tp->func : NULL;
-}
 
 /*
  * The module loaded at shim_now: psi_mod.c's start order (the aggregation,
@@ -75,44 +64,17 @@ static void kmod_stop(void)
 static void kmod_switch(int cpu, unsigned int prev_state, bool iowait,
 			struct task_struct *next)
 {
-	struct task_struct *prev = shim_current[cpu];
-	int was = shim_cpu;
-
-	shim_cpu = cpu;
-	shim_irqs_off[cpu] = true;
-	prev->__state = prev_state;
-	prev->state = prev_state;
-	prev->in_iowait = iowait;
-	next->cpu = cpu;
-#if PSIM_KERNEL_AT_LEAST(5, 18)
-	((kmod_switch_fn)kmod_tp("sched_switch"))(NULL, !prev_state, prev,
-						  next, prev_state);
-#else
-	((kmod_switch_fn)kmod_tp("sched_switch"))(NULL, !prev_state, prev,
-						  next);
-#endif
-	shim_current[cpu] = next;
-	shim_irqs_off[cpu] = false;
-	shim_cpu = was;
+	call_switch(cpu, !prev_state, shim_current[cpu], prev_state, iowait,
+		    next);
 }
 
 /* sched_wakeup of @p onto @cpu, under its runqueue lock */
 static void kmod_wake(int cpu, struct task_struct *p)
 {
-	int was = shim_cpu;
-
-	shim_cpu = cpu;
-	shim_irqs_off[cpu] = true;
 	p->cpu = cpu;
-	p->__state = TASK_RUNNING;
-	p->state = TASK_RUNNING;
-	p->sched_info.last_queued = shim_now;
-	((kmod_task_fn)kmod_tp("sched_wakeup"))(NULL, p);
-	shim_irqs_off[cpu] = false;
-	shim_cpu = was;
+	call_wakeup(cpu, p, true);
 }
 
-/* @p woken onto @cpu and switched in: current stays runnable (preempted) */
 static void kmod_run(int cpu, struct task_struct *p)
 {
 	kmod_wake(cpu, p);

@@ -12,7 +12,7 @@
 #define PROBES_BE_H
 
 #include "model.h"
-#include "psi_mod.h"
+#include "kcall.h"
 
 /* What psi_aggregate.c and psi_triggers.c would define. */
 struct delayed_work psim_avgs_work;
@@ -34,9 +34,6 @@ static unsigned int no_word;
 /* what a former load left in a word: flags counted on cpu3 (3 + 1) */
 #define STALE_WORD	((4U << 16) | PSIM_TSK_RUNNING | PSIM_TSK_IOWAIT)
 
-typedef void (*switch_fn)(void *, bool, struct task_struct *,
-			  struct task_struct *, unsigned int);
-typedef void (*task_fn)(void *, struct task_struct *);
 typedef void (*migrate_fn)(void *, struct task_struct *, int);
 typedef void (*reclaim_begin_fn)(void *, int, gfp_t);
 typedef void (*reclaim_end_fn)(void *, unsigned long);
@@ -49,68 +46,6 @@ static struct task_struct idle_ts[NR_CPUS];
 
 /* ------------------------------------------------------------------ */
 /* Calling the probes as the kernel does */
-
-/* Run on @cpu with interrupts @off; returns the state to restore. */
-struct ctx {
-	int cpu;
-	bool irqs_off;
-};
-
-static struct ctx ctx_enter(int cpu, bool off)
-{
-	struct ctx c = { shim_cpu, shim_irqs_off[cpu] };
-
-	shim_cpu = cpu;
-	shim_irqs_off[cpu] = off;
-	return c;
-}
-
-static void ctx_leave(struct ctx c)
-{
-	shim_irqs_off[shim_cpu] = c.irqs_off;
-	shim_cpu = c.cpu;
-}
-
-static void *tp_func(const char *name)
-{
-	struct tracepoint *tp = shim_tp(name);
-
-	return tp ? tp->func : NULL;
-}
-
-/* sched_switch on @cpu: under the runqueue lock, interrupts off */
-static void call_switch(int cpu, bool preempt, struct task_struct *prev,
-			unsigned int prev_state, bool in_iowait,
-			struct task_struct *next)
-{
-	struct ctx c = ctx_enter(cpu, true);
-
-	/* the tracepoint fires before the switch: prev is still current */
-	TU_CHECK(shim_current[cpu] == prev, "switch on cpu %d from pid %d, current is pid %d",
-		 cpu, prev->pid, shim_current[cpu]->pid);
-	prev->__state = prev_state;
-	prev->in_iowait = in_iowait;
-	next->cpu = cpu;
-	((switch_fn)tp_func("sched_switch"))(NULL, preempt, prev, next,
-					     prev_state);
-	shim_current[cpu] = next;
-	ctx_leave(c);
-}
-
-/*
- * sched_wakeup of @p (task_cpu(p) set by the caller), run by @waker_cpu
- * with interrupts @off: under p's runqueue lock they are; 6.1's
- * try_to_wake_up() of current takes no lock and leaves them as they are.
- */
-static void call_wakeup(int waker_cpu, struct task_struct *p, bool off)
-{
-	struct ctx c = ctx_enter(waker_cpu, off);
-
-	p->__state = TASK_RUNNING;
-	p->sched_info.last_queued = shim_now;
-	((task_fn)tp_func("sched_wakeup"))(NULL, p);
-	ctx_leave(c);
-}
 
 static void call_wakeup_new(int parent_cpu, struct task_struct *p)
 {
