@@ -263,6 +263,9 @@ case_percpu() {
 # (the exact amounts are compared with the kernel's own irq pressure on a
 # kernel that has it: tests/vm/irq-compare.sh). A some trigger is EINVAL,
 # as on the kernel; a full trigger signals under the timer load.
+irq_state() {	# the debug view's per-CPU interrupt lines, on one line
+	grep '^cpu[0-9]* irq_us' /sys/kernel/debug/psi_mod/state | tr '\n' ';'
+}
 case_irq() {
 	local f=$PSI_DIR/irq d=$PSI_DIR/percpu r a b t0 t1 wall g c1 c0 l n
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
@@ -277,10 +280,13 @@ case_irq() {
 	r=$(awk '$1 !~ /^cpu[0-9]+$/ || $2 != "full"' $d/irq)
 	expect "$d/irq: $l lines, want 1 per online CPU ($(nproc)), cpuN full: '$r'" eval '[ "$l" = $(nproc) ] && [ -z "$r" ]'
 	# idle: what the ticks with a task find (the test shell's sleeps)
+	# (the per-CPU interval counts before and after go into the note:
+	# they tell a long interval from many)
+	l=$(irq_state)
 	t0=$(kit now) a=$(irq_total $f); sleep 5; t1=$(kit now) b=$(irq_total $f)
 	g=$((b - a)) wall=$((t1 - t0))
 	expect "idle: irq +$g us in $wall us, want <= 1%" ile $g $((wall / 100))
-	note "idle: irq full +$g us in $wall us"
+	note "idle: irq full +$g us in $wall us (before: $l after: $(irq_state))"
 	# The trigger outlives the storm by a second on each side: its
 	# creation may flip psi_mod's static key (the first privileged
 	# trigger since the load starts the fast path), whose site sits
@@ -307,7 +313,7 @@ case_irq() {
 	g=$((b - a)) wall=$((t1 - t0))
 	expect "loopback traffic on cpu1 ($r): irq +$g us in $wall us, want >= 1%" ige $g $((wall / 100))
 	note "loopback traffic ($r): irq full +$g us in $wall us (cpu1 +$c1)"
-	note "$(grep '^cpu[0-9]* irq_us' /sys/kernel/debug/psi_mod/state | tr '\n' ';')"
+	note "$(irq_state)"
 	ensure_unloaded && mod_load > /dev/null
 	expect "$f remains after a reload without irq=1" [ ! -e $f ]
 }
