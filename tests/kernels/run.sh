@@ -4,6 +4,7 @@
 # with the module in the initramfs and run a guest suite.
 #
 # usage: tests/kernels/run.sh [--smoke] [--kernels a,b] [--boot a,b] [--no-fetch] [--no-dkms]
+#                             [--compare yes|no|only]
 #   kernels: 5.10 6.12 6.12-rt nopsi debug (tests/kernels/fetch.sh) and 6.1
 #            (the installed Debian 6.1 kernel, /boot + /lib/modules)
 #   default (make check-kernels): fetch all, build all, boot each
@@ -21,6 +22,9 @@
 #            clock-read order's bound against the kernel's own PSI
 #   --kernels: fetch and build only these; --boot: boot only these
 #            (with the smoke suite under --smoke, else psi0)
+#   --compare no: without the 6.12 comparison; only: nothing else (the
+#            module an earlier run built for 6.12, else a build), for
+#            tests/check.sh, which runs it when no other guest runs
 # env: PSI_KERNELS_DIR (default <repo>/build/kernels), PSI_VM_TIMEOUT
 #      (seconds per boot, overrides the per-kernel default)
 # Output: "PASS kernels/<kernel>/<step>[ -- detail]" or
@@ -38,7 +42,7 @@ export PSI_VM_BUILD=$out/vm
 . "$top/tests/vm/lib.sh"
 . "$here/lib.sh"
 
-smoke=0 fetch=1 dkms=1 only= boot_only=
+smoke=0 fetch=1 dkms=1 only= boot_only= compare=yes
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--smoke) smoke=1; shift ;;
@@ -48,6 +52,8 @@ while [ $# -gt 0 ]; do
 	--boot=*) boot_only=${1#*=}; shift ;;
 	--no-fetch) fetch=0; shift ;;
 	--no-dkms) dkms=0; shift ;;
+	--compare) compare=$2; shift 2 ;;
+	--compare=*) compare=${1#*=}; shift ;;
 	-h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "unknown argument $1" >&2; exit 2 ;;
 	esac
@@ -58,6 +64,11 @@ if [ $smoke = 1 ]; then boots=" 5.10 6.12 6.12-rt nopsi debug "; suite=smoke; el
 if [ -n "$only" ]; then IFS=, read -r -a all <<< "$only"; fi
 [ -z "$boot_only" ] || boots=" ${boot_only//,/ } "
 [ $smoke = 1 ] && dkms=0
+case $compare in
+yes | no) ;;
+only) all=(6.12) boots=" " dkms=0 ;;
+*) echo "--compare: yes, no or only, not '$compare'" >&2; exit 2 ;;
+esac
 
 RESULT_PREFIX=kernels/
 
@@ -91,11 +102,13 @@ for k in "${all[@]}"; do
 done
 
 # --- the static check's own check, once
-line=$("$here/atomic-check.sh" --selftest)
-case "$line" in
-ok:*) pass "atomic-check/selftest" "${line#ok: }" ;;
-*) fail "atomic-check/selftest" "${line#FAIL: }" ;;
-esac
+if [ "$compare" != only ]; then
+	line=$("$here/atomic-check.sh" --selftest)
+	case "$line" in
+	ok:*) pass "atomic-check/selftest" "${line#ok: }" ;;
+	*) fail "atomic-check/selftest" "${line#FAIL: }" ;;
+	esac
+fi
 
 # --- build: W=1, no warning, vermagic of the kernel
 build() {	# kernel -> $out/<kernel>/mod/psi_mod.ko
@@ -133,22 +146,30 @@ for k in "${all[@]}"; do
 		fail "$k/build" "no kernel image or headers for $k"
 		continue
 	fi
-	build "$k" || continue
-	case "$boots" in *" $k "*) ;; *) continue ;; esac
-	# KASAN + lockdep: a slow boot under TCG, and every case slower
-	if [ $smoke = 1 ]; then limit=300; sfile=$here/guest/suite-smoke.sh
-	else limit=600; sfile=$top/tests/vm/guest/suite-psi0.sh; fi
-	[ "$k" = debug ] && limit=$((limit * 3))
-	boot "$k" "$sfile" "${PSI_VM_TIMEOUT:-$limit}" "$out/$k/mod/psi_mod.ko"
-	# the trigger ABI side by side with the kernel's own files (psi=1,
-	# suite psi1's sbs-trig-abi): the rules differ between 5.10, 6.1 and
-	# 6.12, and psi_mod must follow the kernel it runs on
-	case $k in
-	5.10 | 6.12)
-		BOOT_PSI=1 BOOT_CASES=sbs-trig-abi \
-			boot "$k" "$top/tests/vm/guest/suite-psi1.sh" \
-			"${PSI_VM_TIMEOUT:-300}" "$out/$k/mod/psi_mod.ko" ;;
+	if [ "$compare" = only ] && [ -f "$out/$k/mod/psi_mod.ko" ]; then
+		step "$k/build" "the module built earlier, $out/$k/mod/psi_mod.ko"
+	else
+		build "$k" || continue
+	fi
+	case "$boots" in
+	*" $k "*)
+		# KASAN + lockdep: a slow boot under TCG, and every case slower
+		if [ $smoke = 1 ]; then limit=300; sfile=$here/guest/suite-smoke.sh
+		else limit=600; sfile=$top/tests/vm/guest/suite-psi0.sh; fi
+		[ "$k" = debug ] && limit=$((limit * 3))
+		boot "$k" "$sfile" "${PSI_VM_TIMEOUT:-$limit}" "$out/$k/mod/psi_mod.ko"
+		# the trigger ABI side by side with the kernel's own files (psi=1,
+		# suite psi1's sbs-trig-abi): the rules differ between 5.10, 6.1
+		# and 6.12, and psi_mod must follow the kernel it runs on
+		case $k in
+		5.10 | 6.12)
+			BOOT_PSI=1 BOOT_CASES=sbs-trig-abi \
+				boot "$k" "$top/tests/vm/guest/suite-psi1.sh" \
+				"${PSI_VM_TIMEOUT:-300}" "$out/$k/mod/psi_mod.ko" ;;
+		esac
+		;;
 	esac
+	[ "$compare" != no ] || continue
 	# from 6.12 the wakeup's clock is the tracepoint's: the clock-read
 	# order's bound both ways, side by side with the kernel's own PSI
 	# (the compare suite's waker cases, docs/accuracy.md); one host thread
