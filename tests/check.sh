@@ -88,9 +88,10 @@ if [ "${PSI_CHECK_PARALLEL:-1}" != 0 ] && [ "$(nproc)" -ge 2 ]; then
 		*) fg+=("$s") ;;
 		esac
 	done
-else
-	fg=("${suites[@]}")
 fi
+# nothing for the foreground (make check-system): one stream, its output
+# as it comes
+[ ${#fg[@]} != 0 ] || fg=("${suites[@]}") bg=() quiet=()
 
 # Downloads, in the background from the start: the kernels lane's Debian
 # kernels, then the system lane's image (network and unpacking, a few
