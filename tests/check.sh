@@ -70,14 +70,15 @@ lane() {
 # one stream, every lane in the order given), two streams first, each
 # guest with a host CPU of its own: in the background, after the
 # downloads, the system lane (host builds and long guests), reliability
-# and bench (whose figures are guest instructions, not times), each with
-# a build dir of its own; every other lane in the foreground, in order. Then, with nothing else running, the
+# (storms with generous bounds) and bench (its figures are guest
+# instructions, not times), each with a build dir of its own; every other
+# lane in the foreground, in order. Then, with nothing else running, the
 # checks that hold psi_mod to the kernel's PSI in the same guest within
-# microseconds per wakeup, an allowance that assumes the host does not stop
-# the guest between the two clock reads: the compare lane and the kernels
-# lane's 6.12 comparison. The background lanes' output is in
-# build/check-<lane>.log while they run and is added to this log, in full,
-# when the foreground is done.
+# microseconds per wakeup, an allowance that assumes the host does not
+# stop the guest between the two clock reads: the compare lane and the
+# kernels lane's 6.12 comparison. The background lanes' output is in
+# build/check-<lane>.log while they run and is added to this log, in
+# full, when the foreground is done.
 fg=() bg=() quiet=()
 if [ "${PSI_CHECK_PARALLEL:-1}" != 0 ] && [ "$(nproc)" -ge 2 ]; then
 	for s in "${suites[@]}"; do
