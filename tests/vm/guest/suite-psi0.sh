@@ -623,6 +623,7 @@ case_trig_many_priv() {
 # case after this one checks the log.
 trig_wait_gone() {	# HOW MODE
 	local r out ms
+	rm -f $C/w	# the previous call's "waiting" (see fuse_up)
 	trig wait $PSI_DIR/memory 'some 1000000 1000000\n' 60 $2 > $C/w 2>&1 &
 	for r in 1 2 3 4 5 6 7 8 9 10; do grep -q waiting $C/w 2>/dev/null && break; sleep 0.2; done
 	sleep 0.5
@@ -719,6 +720,9 @@ fuse_up() {
 	[ -e /dev/fuse ] || insmod /lib/modules/$(uname -r)/opt/fuse.ko 2>/dev/null
 	[ -e /dev/fuse ] || { echo "no FUSE in this kernel (CONFIG_FUSE_FS)" > $C/daemon; return 1; }
 	mkdir -p $FUSE_MNT
+	# a second server's "ready" is its own: the shell truncates the
+	# file in the child, after this shell may already have read it
+	rm -f $C/daemon
 	fusehang serve $FUSE_MNT > $C/daemon 2>&1 &
 	echo $! > $C/daemon.pid
 	for i in $(seq 50); do grep -q ready $C/daemon 2>/dev/null && break; sleep 0.1; done
