@@ -23,7 +23,8 @@
 #   --kernels: fetch and build only these; --boot: boot only these
 #            (with the smoke suite under --smoke, else psi0)
 #   --compare no: without the 6.12 comparison; only: nothing else (the
-#            module an earlier run built for 6.12, else a build), for
+#            module an earlier run built for 6.12 from the same source,
+#            else a build), for
 #            tests/check.sh, which runs it when no other guest runs
 # env: PSI_KERNELS_DIR (default <repo>/build/kernels), PSI_VM_TIMEOUT
 #      (seconds per boot, overrides the per-kernel default)
@@ -140,14 +141,23 @@ build() {	# kernel -> $out/<kernel>/mod/psi_mod.ko
 	esac
 }
 
+# same_source DIR: every file of this run's source snapshot is in DIR, as
+# it is (a module built there earlier is this source's)
+same_source() {
+	(cd "$src" && find . -type f | while read -r f; do
+		cmp -s "$f" "$1/$f" || exit 1
+	done)
+}
+
 for k in "${all[@]}"; do
 	[ "$k" = 6.1 ] || [ -n "${have[$k]:-}" ] || continue
 	if ! env_of "$k"; then
 		fail "$k/build" "no kernel image or headers for $k"
 		continue
 	fi
-	if [ "$compare" = only ] && [ -f "$out/$k/mod/psi_mod.ko" ]; then
-		step "$k/build" "the module built earlier, $out/$k/mod/psi_mod.ko"
+	if [ "$compare" = only ] && [ -f "$out/$k/mod/psi_mod.ko" ] &&
+	   same_source "$out/$k/mod"; then
+		step "$k/build" "the module built earlier from the same source, $out/$k/mod/psi_mod.ko"
 	else
 		build "$k" || continue
 	fi
@@ -170,6 +180,8 @@ for k in "${all[@]}"; do
 		;;
 	esac
 	[ "$compare" != no ] || continue
+	# with the kernel's boots, or alone (--compare only)
+	[ "$compare" = only ] || [[ "$boots" == *" $k "* ]] || continue
 	# from 6.12 the wakeup's clock is the tracepoint's: the clock-read
 	# order's bound both ways, side by side with the kernel's own PSI
 	# (the compare suite's waker cases, docs/accuracy.md); one host thread
