@@ -7,6 +7,7 @@
  *   psi_irq.c        the interrupt probes (irq=1)
  *   psi_aggregate.c  per-CPU times into totals and averages
  *   psi_triggers.c   pressure triggers
+ *   psi_cgroup.c     the cgroup2 tree (cgroups=1)
  *   psi_proc.c       the files
  */
 #ifndef PSI_MOD_H
@@ -26,6 +27,7 @@ enum psim_start_step {
 	PSIM_STEP_NONE,
 	PSIM_STEP_AGGREGATE,
 	PSIM_STEP_TRIGGERS,
+	PSIM_STEP_CGROUPS,
 	PSIM_STEP_PROBES,
 	PSIM_STEP_IRQ,
 	PSIM_STEP_FILES,
@@ -180,6 +182,22 @@ void psim_irq_stop(void);
 void psim_irq_debug(int cpu, u64 *total, u64 *charged,
 		    unsigned long n[PSIM_IRQ_DEBUG_KINDS],
 		    u64 time[PSIM_IRQ_DEBUG_KINDS]);
+
+/* psi_cgroup.c */
+struct seq_file;
+
+int psim_cgroups_start(bool on);
+void psim_cgroups_stop(void);
+
+struct psim_cgroups_debug {
+	bool on;
+	unsigned long nr;		/* groups now */
+	unsigned long made, freed;	/* since the start */
+	unsigned long failed;		/* cgroups left without one */
+};
+
+void psim_cgroups_debug(struct psim_cgroups_debug *d);
+void psim_cgroups_show(struct seq_file *m);
 
 /* psi_proc.c */
 int psim_proc_create(const char *dir, bool percpu, bool irq);

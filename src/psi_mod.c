@@ -37,6 +37,7 @@ static bool psim_memstall_tp_only;	/* memstall_tracepoints= */
 static bool psim_warmup;		/* warmup= */
 static bool psim_percpu;		/* percpu= */
 static bool psim_irq;			/* irq= */
+static bool psim_cgroups;		/* cgroups= */
 static unsigned int psim_fail_start;	/* fail_start= */
 
 /*
@@ -163,9 +164,9 @@ static int psim_check_dir_free(bool kernel_psi)
 
 /*
  * fail_start=N, a test aid: the start fails with -ECANCELED right after its
- * step N (enum psim_start_step: 1 aggregation, 2 triggers, 3 probes, 4 irq,
- * 5 files) has done its work, so that a test sees each step's unwinding.
- * At step 5 the first files are live: it waits up to 10 s for a trigger
+ * step N (enum psim_start_step: 1 aggregation, 2 triggers, 3 cgroups,
+ * 4 probes, 5 irq, 6 files) has done its work, so that a test sees each
+ * step's unwinding. At step 6 the first files are live: it waits up to 10 s for a trigger
  * with a poller on one of them, which the unwinding must wake and free
  * safely. 0, the default, fails nothing.
  */
@@ -203,7 +204,7 @@ static const struct kernel_param_ops psim_fail_start_ops = {
 	.get = param_get_uint,
 };
 module_param_cb(fail_start, &psim_fail_start_ops, &psim_fail_start, 0444);
-MODULE_PARM_DESC(fail_start, "Test aid: make the start fail after step N (1 aggregation, 2 triggers, 3 probes, 4 irq, 5 files); 0, the default, fails nothing");
+MODULE_PARM_DESC(fail_start, "Test aid: make the start fail after step N (1 aggregation, 2 triggers, 3 cgroups, 4 probes, 5 irq, 6 files); 0, the default, fails nothing");
 
 /*
  * Undo the start's steps from @done back to the first, the last first:
@@ -225,6 +226,9 @@ static void psim_undo(enum psim_start_step done)
 		fallthrough;
 	case PSIM_STEP_PROBES:
 		psim_probes_stop();
+		fallthrough;
+	case PSIM_STEP_CGROUPS:
+		psim_cgroups_stop();
 		fallthrough;
 	case PSIM_STEP_TRIGGERS:
 		psim_triggers_stop();
@@ -264,6 +268,14 @@ static int psim_start(void)
 		goto err;
 	psim_triggers_start();
 	done = PSIM_STEP_TRIGGERS;
+	ret = psim_start_fault(done);
+	if (ret)
+		goto err;
+	/* the groups before the probes that will charge them */
+	ret = psim_cgroups_start(psim_cgroups);
+	if (ret)
+		goto err;
+	done = PSIM_STEP_CGROUPS;
 	ret = psim_start_fault(done);
 	if (ret)
 		goto err;
@@ -429,6 +441,14 @@ MODULE_PARM_DESC(percpu, "Also show each CPU's own pressure in <proc_dir>/percpu
  */
 module_param_cb(irq, &psim_bool_ops, &psim_irq, 0444);
 MODULE_PARM_DESC(irq, "Also provide <proc_dir>/irq, irq pressure from the interrupt tracepoints (1), at a cost on every interrupt; off by default (0)");
+
+/*
+ * cgroups=1: keep a group for every cgroup2 cgroup (psi_cgroup.c), the
+ * tree that per-cgroup pressure is to hang on. No per-cgroup figures or
+ * files come of it yet, so it is off unless asked for.
+ */
+module_param_cb(cgroups, &psim_bool_ops, &psim_cgroups, 0444);
+MODULE_PARM_DESC(cgroups, "Track the cgroup2 tree for per-cgroup pressure (1; no per-cgroup files yet), or not (0, default)");
 
 /*
  * proc_dir names one directory under /proc: letters, digits, '.', '-' and

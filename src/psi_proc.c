@@ -356,6 +356,7 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 {
 	struct psim_aggregate_debug ag;
 	struct psim_triggers_debug tr;
+	struct psim_cgroups_debug cg;
 	int cpu, i;
 
 	for_each_possible_cpu(cpu) {
@@ -434,9 +435,22 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 	seq_printf(m, "poll_min_period_us %llu\n",
 		   tr.poll_min_period == U64_MAX ? 0 :
 		   div_u64(tr.poll_min_period, NSEC_PER_USEC));
+	psim_cgroups_debug(&cg);
+	/* cgroups=1: groups now, made and freed since the start, failed */
+	if (cg.on)
+		seq_printf(m, "cgroups %lu %lu %lu %lu\n", cg.nr, cg.made,
+			   cg.freed, cg.failed);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(psim_debug_state);
+
+/* cgroups=1: the groups, one line each (psim_cgroups_show()) */
+static int psim_debug_cgroups_show(struct seq_file *m, void *v)
+{
+	psim_cgroups_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(psim_debug_cgroups);
 
 static int psim_percpu_create(bool irq)
 {
@@ -486,6 +500,8 @@ int psim_proc_create(const char *name, bool percpu, bool irq)
 	psim_debug_dir = debugfs_create_dir("psi_mod", NULL);
 	debugfs_create_file("state", 0400, psim_debug_dir, NULL,
 			    &psim_debug_state_fops);
+	debugfs_create_file("cgroups", 0400, psim_debug_dir, NULL,
+			    &psim_debug_cgroups_fops);
 	return 0;
 }
 

@@ -69,12 +69,26 @@ ALLOW='^(_raw_spin_(lock|unlock|trylock)(_irqsave|_irqrestore|_irq|_nested)?|sch
 # the compiler's local constants .LCn).
 DATA='^(\.[a-z.]+[0-9]*|\.LC[0-9]+|init_pid_ns|rcu_lock_map|pcpu_hot|const_pcpu_hot|current_task|cpu_number|this_cpu_off|__per_cpu_offset|pv_ops|system_wq|system_unbound_wq|nr_cpu_ids|__cpu_(possible|online)_mask|jiffies|debug_locks|lockdep_recursion|hardirqs_enabled|hardirq_context)$'
 
+# The cgroup probes (psim_cgprobe_*, src/psi_cgroup.c) are not scheduler
+# probes: cgroup_mkdir and cgroup_release fire in process context, with
+# cgroup_mutex held and inside the tracing path's spinlock_t, interrupts
+# off (an rt_mutex on PREEMPT_RT, where they stay preemptible). There a
+# spinlock_t of their own, an allocation that does not sleep (the source
+# asks GFP_ATOMIC: the object code cannot tell the flags), an RCU-deferred
+# free and the list debug checks are also allowed, and the hierarchy's
+# root is data they read.
+CGROOTS='^psim_cgprobe_'
+CGALLOW='^(kmalloc_trace(_noprof)?|__kmalloc(_cache)?(_noprof)?|kmem_cache_alloc_trace|kmalloc_caches|kv?free_call_rcu|__list_(add|del_entry)_valid(_or_report)?|rt_spin_(lock|unlock))$'
+CGDATA='cgrp_dfl_root'
+
 # The module's own data objects, which one of its files may share with
 # another (the averaging work item the probes queue).
 MODDATA=$(nm "$ko" 2>/dev/null | awk '$2 ~ /^[bBdDrR]$/ { print $3 }' | tr '\n' ' ')
 
-objdump -dr "$ko" 2>/dev/null | awk -v roots="$ROOTS" -v notroots="$NOT_ROOTS" \
-	-v allow="$ALLOW" -v data="$DATA" -v moddata="$MODDATA" '
+# check ROOTS ALLOW DATA WHAT: one line, "ok: ..." or "FAIL: ..."
+check() {
+objdump -dr "$ko" 2>/dev/null | awk -v roots="$1" -v notroots="$NOT_ROOTS" \
+	-v allow="$2" -v data="$3" -v what="$4" -v moddata="$MODDATA" '
 BEGIN { n = split(moddata, md, " "); for (i = 1; i <= n; i++) mdata[md[i]] = 1 }
 /^[0-9a-f]+ <[^>]+>:$/ {
 	f = $2; gsub(/[<>:]/, "", f); funcs[f] = 1; next
@@ -115,8 +129,20 @@ END {
 			bad = bad sprintf(" %s reaches %s (via %s);", r, p[2], g)
 		}
 	}
-	if (!n) { print "FAIL: no probe entry point found (naming convention changed?)"; exit 1 }
+	if (!n) { printf "FAIL: no %s entry point found (naming convention changed?)\n", what; exit 1 }
 	if (bad != "") { print "FAIL:" bad; exit 1 }
 	u = ""; for (s in used) u = u " " s
-	printf "ok: %d probe entry points reach only:%s\n", n, u
+	printf "ok: %d %s entry points reach only:%s\n", n, what, u
 }'
+}
+
+sched=$(check "$ROOTS" "$ALLOW" "$DATA" probe)
+# a module with the cgroup tree (psi_cgroup.c) must have its probes found
+if nm "$ko" 2>/dev/null | grep ' psim_cgroups_start$' > /dev/null; then
+	cg=$(check "$CGROOTS" "${ALLOW%)\$}|${CGALLOW#^(}" "${DATA%)\$}|$CGDATA)\$" "cgroup probe")
+else
+	cg="ok: no cgroup probes"
+fi
+case "$sched" in ok:*) ;; *) echo "$sched"; exit 1 ;; esac
+case "$cg" in ok:*) ;; *) echo "$cg"; exit 1 ;; esac
+echo "$sched; ${cg#ok: }"

@@ -1,9 +1,10 @@
 # Suite "smoke" (tests/kernels): one boot per kernel, booted psi=0 where the
 # kernel has PSI. The module loads (its files in the running kernel's
 # format), 4 spinners on 2 vCPUs give cpu pressure,
-# O_DIRECT reads give io pressure, it unloads leaving nothing, dmesg is clean.
+# O_DIRECT reads give io pressure, the cgroup tree (cgroups=1) follows the
+# cgroup2 hierarchy, it unloads leaving nothing, dmesg is clean.
 # tests/kernels/run.sh adds this file to the harness's initramfs.
-CASES="load store spin io irq unload dmesg"
+CASES="load store spin io irq cgroups unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -60,6 +61,9 @@ run_case store 60 case_store
 run_case spin 40 case_spin
 run_case io 30 case_io
 run_case irq 30 case_smoke_irq
+# the cgroup tree (cgroups=1) on this kernel's cgroups, a shorter storm
+CG_ROUNDS=50 CG_CYCLES=3
+run_case cgroups 120 case_cgroup_tree
 run_case unload 20 case_unload
 run_case dmesg 20 case_dmesg
 suite_end

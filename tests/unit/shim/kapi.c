@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The state and the functions of the rest of the kernel API shim (kapi.h). */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "kapi.h"
+#include "linux/cgroup.h"
 #include "psi_mod.h"
 
 unsigned long shim_rcu_syncs;
@@ -63,8 +67,12 @@ void shim_rwsem(struct rw_semaphore *s, bool write, bool lock,
 	}
 }
 
+void (*shim_spin_hook)(spinlock_t *l);
+
 void shim_spin(spinlock_t *l, bool lock, const char *func)
 {
+	if (lock && shim_spin_hook)
+		shim_spin_hook(l);
 	if (lock == !!l->held)
 		shim_fail("%s: spinlock %s twice", func,
 			  lock ? "locked" : "unlocked");
@@ -374,4 +382,79 @@ int psim_copy_from_user(void *dst, const void __user *src, size_t len)
 		return -EFAULT;
 	memcpy(dst, (const void *)src, len);
 	return 0;
+}
+
+/* ---- seq_file ---- */
+void seq_printf(struct seq_file *m, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (m->count >= m->size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(m->buf + m->count, m->size - m->count, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		m->count = m->count + n < m->size ? m->count + n : m->size;
+}
+
+/* ---- a cgroup hierarchy (linux/cgroup.h) ---- */
+struct cgroup_root cgrp_dfl_root = {
+	.cgrp = { .self = { .cgroup = &cgrp_dfl_root.cgrp },
+		  .root = &cgrp_dfl_root, .id = 1 },
+};
+void (*shim_css_walk_hook)(struct cgroup_subsys_state *next);
+
+void shim_cgroup_add(struct cgroup *c, struct cgroup *parent, u64 id)
+{
+	struct cgroup_subsys_state **pp = &parent->self.first_child;
+
+	memset(c, 0, sizeof(*c));
+	c->self.cgroup = c;
+	c->self.parent = &parent->self;
+	c->root = parent->root;
+	c->level = parent->level + 1;
+	c->id = id;
+	while (*pp)
+		pp = &(*pp)->next_sibling;
+	*pp = &c->self;
+}
+
+void shim_cgroup_unlink(struct cgroup *c)
+{
+	struct cgroup_subsys_state **pp = &c->self.parent->first_child;
+
+	c->self.flags |= CSS_RELEASED;
+	while (*pp && *pp != &c->self)
+		pp = &(*pp)->next_sibling;
+	if (*pp)
+		*pp = c->self.next_sibling;
+}
+
+static struct cgroup_subsys_state *
+shim_css_walk(struct cgroup_subsys_state *pos,
+	      struct cgroup_subsys_state *root)
+{
+	if (!pos)
+		return root;
+	if (pos->first_child)
+		return pos->first_child;
+	while (pos != root) {
+		if (pos->next_sibling)
+			return pos->next_sibling;
+		pos = pos->parent;
+	}
+	return NULL;
+}
+
+struct cgroup_subsys_state *
+css_next_descendant_pre(struct cgroup_subsys_state *pos,
+			struct cgroup_subsys_state *root)
+{
+	struct cgroup_subsys_state *next = shim_css_walk(pos, root);
+
+	if (next && shim_css_walk_hook)
+		shim_css_walk_hook(next);
+	return next;
 }

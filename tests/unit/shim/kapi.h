@@ -139,9 +139,18 @@ typedef struct {
 } spinlock_t;
 
 void shim_spin(spinlock_t *l, bool lock, const char *func);
+#define DEFINE_SPINLOCK(n)	spinlock_t n = { 0 }
 #define spin_lock_init(l)	((l)->held = 0)
 #define spin_lock_irq(l)	shim_spin(l, true, __func__)
 #define spin_unlock_irq(l)	shim_spin(l, false, __func__)
+#define spin_lock_irqsave(l, flags)	((flags) = 0, shim_spin(l, true, __func__))
+#define spin_unlock_irqrestore(l, flags) ((void)(flags), shim_spin(l, false, __func__))
+/*
+ * Called as a spinlock is about to be taken, before the double-lock
+ * check: the test plays there what another CPU does just before (a
+ * cgroup's release probe while the load's walk is about to take the lock).
+ */
+extern void (*shim_spin_hook)(spinlock_t *l);
 
 /* ---- lists ---- */
 struct list_head {
@@ -190,6 +199,33 @@ static inline bool list_empty(const struct list_head *head)
 	return head->next == head;
 }
 
+/* hlists, as the kernel's; no RCU in one thread */
+struct hlist_node {
+	struct hlist_node *next, **pprev;
+};
+
+struct hlist_head {
+	struct hlist_node *first;
+};
+
+static inline void hlist_add_head(struct hlist_node *n, struct hlist_head *h)
+{
+	n->next = h->first;
+	if (h->first)
+		h->first->pprev = &n->next;
+	h->first = n;
+	n->pprev = &h->first;
+}
+
+static inline void hlist_del(struct hlist_node *n)
+{
+	*n->pprev = n->next;
+	if (n->next)
+		n->next->pprev = n->pprev;
+	n->next = (struct hlist_node *)0x100;
+	n->pprev = (struct hlist_node **)0x122;
+}
+
 #define list_entry(p, type, member)	container_of(p, type, member)
 #define list_for_each_entry(pos, head, member)				\
 	for ((pos) = list_entry((head)->next, __typeof__(*(pos)), member); \
@@ -216,10 +252,19 @@ extern unsigned long shim_kmemleak_not_leak;
 /* ---- memory ---- */
 #define GFP_KERNEL		0x1u
 #define GFP_KERNEL_ACCOUNT	0x2u
+#define GFP_ATOMIC		0x4u
+#define __GFP_NOWARN		0x8u
 extern long shim_kmalloc_live;		/* allocated and not freed */
 extern int shim_kmalloc_fail;		/* fail this many next ones */
 void *kzalloc(size_t n, gfp_t gfp);
 void kfree(const void *p);
+struct rcu_head {
+	struct rcu_head *next;
+	void (*func)(struct rcu_head *head);
+};
+
+/* one thread, no reader left: the grace period is over at once */
+#define kfree_rcu(p, field)	kfree(p)
 
 static inline size_t strscpy(char *dst, const char *src, size_t n)
 {
@@ -344,7 +389,12 @@ struct cred {
 struct seq_file {
 	struct mutex lock;
 	void *private;
+	char *buf;		/* seq_printf() appends here, NUL-terminated */
+	size_t size, count;
 };
+
+/* no format check: the shim's u64 is unsigned long, the kernel's %llu's */
+void seq_printf(struct seq_file *m, const char *fmt, ...);
 
 struct file {
 	void *private_data;

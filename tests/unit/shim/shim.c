@@ -157,6 +157,8 @@ struct tracepoint shim_tracepoints[] = {
 	{ .name = "mm_vmscan_memcg_reclaim_end" },
 	{ .name = "mm_compaction_begin" },
 	{ .name = "mm_compaction_end" },
+	{ .name = "cgroup_release" },
+	{ .name = "cgroup_mkdir" },
 };
 int shim_ntracepoints = ARRAY_SIZE(shim_tracepoints);
 

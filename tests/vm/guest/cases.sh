@@ -535,7 +535,8 @@ unpriv_triggers() { [ "$(stat -c %a $PSI_DIR/cpu)" = 666 ]; }
 
 # poll on a descriptor with a trigger and nothing to report sleeps (no
 # EPOLLERR); the three wait styles see an event under a stall.
-trig_debug() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print }' /sys/kernel/debug/psi_mod/state; }
+# debug_line KEY: the rest of KEY's line in the debugfs state file
+debug_line() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print }' /sys/kernel/debug/psi_mod/state; }
 
 # --- irq pressure (irq=1)
 # interrupt time psi_mod has seen, all CPUs (us): it stands still unless
@@ -552,4 +553,125 @@ expect_irq_file() {
 	expect "$f: $l lines, want 1, the full line in the kernel's format: '$r'" eval '[ "$l" = 1 ] && [ -z "$r" ]'
 	r=$(kit write $f "some 50000 1000000")
 	expect "some trigger on $f: '$r', want EINVAL" [ "${r%% *}" = EINVAL ]
+}
+
+# --- the cgroup tree (cgroups=1, psi_cgroup.c): the groups in debugfs
+# against the cgroup2 hierarchy, line for line (a cgroup's id is its
+# directory's inode number)
+CG=/sys/fs/cgroup
+CGDBG=/sys/kernel/debug/psi_mod/cgroups
+cg_mount() { grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG; }
+# every cgroup below the root as the groups list it: "id parent_id level
+# parent_group" (parent_group 0 for the root's children)
+cg_expected() {
+	find $CG -mindepth 1 -type d -exec stat -c '%i %n' {} + |
+	awk -v root=$CG -v rootid=$(stat -c %i $CG) '
+		{ id[$2] = $1; name[NR] = $2 }
+		END {
+			id[root] = rootid
+			for (i = 1; i <= NR; i++) {
+				d = name[i]; p = d; sub("/[^/]*$", "", p)
+				rel = substr(d, length(root) + 2)
+				lvl = gsub("/", "/", rel) + 1
+				print id[d], id[p], lvl, (lvl > 1 ? id[p] : 0)
+			}
+		}' | sort
+}
+# cg_settle: up to 20 s for every removed cgroup to be released
+cg_settle() {
+	local i
+	for i in $(seq 100); do
+		[ "$(awk '$1 == "nr_dying_descendants" { print $2 }' $CG/cgroup.stat)" = 0 ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+cg_check() {	# WHAT
+	local n
+	expect "$1: removed cgroups not released within 20 s: $(grep dying $CG/cgroup.stat | tr '\n' ' ')" cg_settle
+	cg_expected > $C/want
+	sort $CGDBG > $C/got
+	n=$(wc -l < $C/want)
+	expect "$1: groups differ from the $n cgroups: $(diff $C/want $C/got | grep '^[-+][0-9]' | head -4 | tr '\n' ' ')" cmp -s $C/want $C/got
+	note "$1: $n cgroups, $(wc -l < $C/got) groups, debug: $(debug_line cgroups)"
+}
+# cg_churn DIR N: N rounds (0: until $C/cgstop exists) of a nested
+# mkdir and rmdir under DIR, a sleeping task moved into the deepest
+# cgroup and out again each round; prints "rounds <n>"
+cg_churn() {
+	local i=0 t
+	mkdir -p $1
+	sleep 1000 & t=$!
+	while if [ $2 = 0 ]; then [ ! -f $C/cgstop ]; else [ $i -lt $2 ]; fi; do
+		mkdir -p $1/x/y/z
+		echo $t > $1/x/y/z/cgroup.procs
+		echo $t > $CG/cgroup.procs
+		rmdir $1/x/y/z $1/x/y $1/x
+		i=$((i + 1))
+	done
+	kill $t
+	echo "rounds $i"
+}
+# cg_storm_start N: four cg_churn streams of N rounds (0: until
+# cg_storm_stop); cg_storm_wait waits for them (in this shell, not in a
+# $(...): only the parent can wait) and sets CG_MADE to the cgroups made
+cg_storm_start() {
+	local w
+	rm -f $C/cgstop $C/cgchurn.*
+	CG_STREAMS=
+	for w in 1 2 3 4; do
+		cg_churn $CG/storm$w $1 > $C/cgchurn.$w 2>&1 &
+		CG_STREAMS="$CG_STREAMS $!"
+	done
+}
+cg_storm_wait() {
+	wait $CG_STREAMS
+	CG_MADE=$(awk '$1 == "rounds" { n += $2 * 3 } END { print n + 0 }' $C/cgchurn.*)
+}
+cg_storm_stop() { touch $C/cgstop; cg_storm_wait; }
+
+# cgroups=1 (psi_cgroup.c): one group per cgroup2 cgroup, parented as the
+# cgroups are, for those made before the load (adopted) and after it, and
+# none for a removed cgroup once it is released; through mkdir/rmdir
+# storms with tasks moving, and load/unload cycles in the middle of one.
+# The groups in debugfs are compared with the tree, line for line (a
+# cgroup's id is its directory's inode number). CG_ROUNDS rounds per
+# stream, CG_CYCLES load/unload cycles (the suite may set fewer).
+case_cgroup_tree() {
+	local i r
+	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
+	ensure_unloaded || { bad "cannot unload the module first"; return; }
+	mkdir -p $CG/t/a/b/c/d
+	for i in $(seq 40); do mkdir $CG/t/s$i; done
+	r=$(mod_load cgroups=1)
+	expect "load with cgroups=1: $r" [ "$r" = ok ]
+	mod_loaded || return
+	cg_check "adopted at the load"
+	mkdir -p $CG/t/a/b/c/d/e $CG/u/v
+	for i in $(seq 20); do rmdir $CG/t/s$i; done
+	cg_check "after mkdir and rmdir"
+	cg_storm_start ${CG_ROUNDS:-250}
+	cg_storm_wait
+	expect "cgroups made and removed: $CG_MADE, want $((${CG_ROUNDS:-250} * 12))" [ "$CG_MADE" = $((${CG_ROUNDS:-250} * 12)) ]
+	cg_check "after $CG_MADE cgroups made and removed in 4 streams"
+	# load and unload in the middle of a storm
+	cg_storm_start 0
+	for i in $(seq ${CG_CYCLES:-8}); do
+		r=$(mod_unload)
+		expect "unload $i under churn: '$r'" [ -z "$r" ]
+		r=$(mod_load cgroups=1)
+		expect "load $i under churn: $r" [ "$r" = ok ]
+	done
+	cg_storm_stop
+	cg_check "after ${CG_CYCLES:-8} load/unload cycles with $CG_MADE cgroups made and removed meanwhile"
+	rmdir $CG/t/a/b/c/d/e $CG/t/a/b/c/d $CG/t/a/b/c $CG/t/a/b $CG/t/a $CG/u/v $CG/u
+	for i in $(seq 21 40); do rmdir $CG/t/s$i; done
+	rmdir $CG/t $CG/storm1 $CG/storm2 $CG/storm3 $CG/storm4
+	cg_check "all removed"
+	set -- $(debug_line cgroups)
+	expect "groups now ${1:-?}, made ${2:-?} - freed ${3:-?} since the load" [ "${1:-x}" = $((${2:-0} - ${3:-0})) ]
+	expect "groups failed: ${4:-?}" [ "${4:-x}" = 0 ]
+	mod_unload > /dev/null
+	expect "reload without cgroups=1: $(mod_load)" mod_loaded
+	expect "no cgroups line without cgroups=1" eval '[ -z "$(debug_line cgroups)" ]'
 }

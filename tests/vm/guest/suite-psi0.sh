@@ -1,6 +1,6 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn forkreloc thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-ipi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload start-unwind stop-poll stop-read dmesg"
+CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn forkreloc thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-ipi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload start-unwind stop-poll stop-read cgroup-tree dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -212,11 +212,11 @@ case_percpu() {
 	sleep 3
 	t0=$(kit now) c0=$(awk '$1 == "cpu0" && $2 == "some" { sub("total=", "", $6); print $6 }' $d/cpu)
 	c1=$(awk '$1 == "cpu1" && $2 == "some" { sub("total=", "", $6); print $6 }' $d/cpu)
-	n0=$(trig_debug cpu_nonidle_us) sys=$(psi_val $PSI_DIR/cpu some total)
+	n0=$(debug_line cpu_nonidle_us) sys=$(psi_val $PSI_DIR/cpu some total)
 	sleep 10
 	t1=$(kit now)
 	r=$(awk '$2 == "some" { sub("total=", "", $6); printf "%s ", $6 }' $d/cpu)
-	n1=$(trig_debug cpu_nonidle_us) sys=$(($(psi_val $PSI_DIR/cpu some total) - sys))
+	n1=$(debug_line cpu_nonidle_us) sys=$(($(psi_val $PSI_DIR/cpu some total) - sys))
 	# the averages, weighted alike (both CPUs non-idle throughout): the
 	# system-wide avg10 is the per-CPU ones' mean; a fold may fall between
 	# two reads, so one of the system-wide reads beside must match
@@ -322,7 +322,7 @@ case_irq() {
 case_badparams() {
 	local p r m e
 	ensure_unloaded || { bad "cannot unload the module first"; return; }
-	for p in enable=2 memstall_tracepoints=2 percpu=2 proc_dir=a/b proc_dir=.. proc_dir=. proc_dir=; do
+	for p in enable=2 memstall_tracepoints=2 percpu=2 cgroups=2 proc_dir=a/b proc_dir=.. proc_dir=. proc_dir=; do
 		m=$(dmesg_mark)
 		r=$(mod_load "$p")
 		dmesg_since $m >> $EXPECTED
@@ -409,7 +409,7 @@ case_trig_abi() {
 	note "$(tr '\n' ';' < $C/rows)"
 	r=$(idle_poll $PSI_DIR)
 	expect "poll on an idle trigger: '$r', want timeout" [ "$r" = timeout ]
-	r=$(trig_debug triggers)
+	r=$(debug_line triggers)
 	expect "triggers left after the rows closed: '$r', want '0 0'" [ "$r" = "0 0" ]
 }
 
@@ -424,7 +424,7 @@ ipis() { awk -v k="$1:" '$1 == k { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) 
 case_trig_ipi() {
 	local n=400 c0 c1 t0 t1 r
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
-	r=$(trig_debug triggers)
+	r=$(debug_line triggers)
 	expect "triggers before the loop: '$r', want '0 0'" [ "$r" = "0 0" ]
 	c0=$(ipis CAL) t0=$(ipis TLB)
 	r=$(trig cycle $PSI_DIR/memory 'some 150000 1000000\n' $n)
@@ -451,7 +451,7 @@ case_trig_cpu() {
 	n=$(events_n $C/w) g=$(events_gaps $C/w)
 	expect "cpu some 100ms/1s events in 8 s under 4 spinners: ${n:-none}, want >= 4: $(tr '\n' ' ' < $C/w)" ige "${n:-0}" 4
 	expect "cpu events only ${g} ms apart, want >= 900 (one per window)" eval '[ "$g" = - ] || ige "$g" 900'
-	note "poll: $n events, min gap ${g} ms; poll work runs $(trig_debug poll_work_runs), $(trig_debug poll_work_us) us"
+	note "poll: $n events, min gap ${g} ms; poll work runs $(debug_line poll_work_runs), $(debug_line poll_work_us) us"
 }
 
 # O_DIRECT reads: an io some trigger, waited for with epoll.
@@ -499,9 +499,9 @@ case_trig_idle() {
 	expect "idle cpu events: ${nc:-?}, want 0" [ "$nc" = 0 ]
 	expect "idle io events: ${ni:-?}, want 0" [ "$ni" = 0 ]
 	expect "idle memory events: ${nm:-?}, want 0" [ "$nm" = 0 ]
-	r0=$(trig_debug poll_work_runs)
+	r0=$(debug_line poll_work_runs)
 	trig watch $PSI_DIR/memory 'full 100000 1000000\n' 6 poll > $C/f 2>&1
-	r1=$(trig_debug poll_work_runs)
+	r1=$(debug_line poll_work_runs)
 	expect "fast path ran $((r1 - r0)) times in 6 idle s with a memory full trigger, want <= 2" ile $((r1 - r0)) 2
 	note "idle 6 s: events cpu $nc io $ni memory $nm; memory-full trigger alone: $((r1 - r0)) poll work runs"
 }
@@ -523,7 +523,7 @@ case_trig_unpriv() {
 	spinners 4 14
 	trig -u 65534 watch $PSI_DIR/cpu 'some 100000 2000000\n' 11 poll > $C/w 2>&1 &
 	sleep 2
-	r=$(trig_debug triggers)
+	r=$(debug_line triggers)
 	wait $!
 	n=$(events_n $C/w)
 	expect "unprivileged trigger counted as '$r', want '1 0' (averaging work, no fast path)" [ "$r" = "1 0" ]
@@ -563,23 +563,23 @@ case_trig_many() {
 		return
 	fi
 	spinners 4 300
-	t0=$(kit now) w0=$(trig_debug avgs_work_us)
+	t0=$(kit now) w0=$(debug_line avgs_work_us)
 	sleep 8
-	t1=$(kit now) w1=$(trig_debug avgs_work_us)
+	t1=$(kit now) w1=$(debug_line avgs_work_us)
 	base=$(((w1 - w0) * 100000 / (t1 - t0)))
 	for i in 1 2 3 4; do
 		bg trig -u 65534 many $PSI_DIR/cpu 'some 100000 2000000\n' 2500 600 > $C/m$i 2>&1
 	done
 	many_ready $C/m1 $C/m2 $C/m3 $C/m4
-	n=$(trig_debug triggers); n=${n%% *}
+	n=$(debug_line triggers); n=${n%% *}
 	expect "unprivileged triggers set up: ${n:-0}, want 10000: $(cat $C/m1 $C/m2 $C/m3 $C/m4 | tr '\n' ' ')" [ "${n:-0}" = 10000 ]
-	t0=$(kit now) w0=$(trig_debug avgs_work_us) u0=$(trig_debug trigger_updates)
+	t0=$(kit now) w0=$(debug_line avgs_work_us) u0=$(debug_line trigger_updates)
 	sleep 8
-	t1=$(kit now) w1=$(trig_debug avgs_work_us) u1=$(trig_debug trigger_updates)
+	t1=$(kit now) w1=$(debug_line avgs_work_us) u1=$(debug_line trigger_updates)
 	cost=$(((w1 - w0) * 100000 / (t1 - t0)))
 	expect "averaging work with 10000 triggers: $((w1 - w0)) us in $(((t1 - t0) / 1000)) ms = $cost/1000 %, want < 3%" [ "$cost" -lt 3000 ]
 	expect "the triggers were evaluated: updates ${u0%% *} -> ${u1%% *}" igt "${u1%% *}" "${u0%% *}"
-	note "averaging work: without triggers $base/1000 % of a CPU, with 10000 unprivileged $cost/1000 % ($((w1 - w0)) us in $(((t1 - t0) / 1000)) ms, $((${u1%% *} - ${u0%% *})) trigger updates, events $(trig_debug trigger_events))"
+	note "averaging work: without triggers $base/1000 % of a CPU, with 10000 unprivileged $cost/1000 % ($((w1 - w0)) us in $(((t1 - t0) / 1000)) ms, $((${u1%% *} - ${u0%% *})) trigger updates, events $(debug_line trigger_events))"
 	bg_kill
 	wait
 }
@@ -594,19 +594,19 @@ case_trig_many_priv() {
 	spinners 4 300
 	bg trig many $PSI_DIR/cpu 'some 100000 1000000\n' 1 600 > $C/one 2>&1
 	many_ready $C/one
-	t0=$(kit now) w0=$(trig_debug poll_work_us)
+	t0=$(kit now) w0=$(debug_line poll_work_us)
 	sleep 8
-	t1=$(kit now) w1=$(trig_debug poll_work_us)
+	t1=$(kit now) w1=$(debug_line poll_work_us)
 	base=$(((w1 - w0) * 100000 / (t1 - t0)))
 	for i in 1 2 3 4; do
 		bg trig many $PSI_DIR/cpu 'some 100000 1000000\n' 500 600 > $C/m$i 2>&1
 	done
 	many_ready $C/m1 $C/m2 $C/m3 $C/m4
-	n=$(trig_debug triggers); n=${n##* }
-	expect "privileged triggers set up: ${n:-0}, want 2001: $(cat $C/m1 $C/m2 $C/m3 $C/m4 | tr '\n' ' '); created $(trig_debug triggers_created), destroyed $(trig_debug triggers_destroyed), now $(trig_debug triggers); fds $(for p in $(cat $C/pids); do ls /proc/$p/fd 2>/dev/null | wc -l; done | tr '\n' ' ')" [ "${n:-0}" = 2001 ]
-	t0=$(kit now) w0=$(trig_debug poll_work_us) u0=$(trig_debug trigger_updates) e0=$(trig_debug trigger_events)
+	n=$(debug_line triggers); n=${n##* }
+	expect "privileged triggers set up: ${n:-0}, want 2001: $(cat $C/m1 $C/m2 $C/m3 $C/m4 | tr '\n' ' '); created $(debug_line triggers_created), destroyed $(debug_line triggers_destroyed), now $(debug_line triggers); fds $(for p in $(cat $C/pids); do ls /proc/$p/fd 2>/dev/null | wc -l; done | tr '\n' ' ')" [ "${n:-0}" = 2001 ]
+	t0=$(kit now) w0=$(debug_line poll_work_us) u0=$(debug_line trigger_updates) e0=$(debug_line trigger_events)
 	sleep 8
-	t1=$(kit now) w1=$(trig_debug poll_work_us) u1=$(trig_debug trigger_updates) e1=$(trig_debug trigger_events)
+	t1=$(kit now) w1=$(debug_line poll_work_us) u1=$(debug_line trigger_updates) e1=$(debug_line trigger_events)
 	cost=$(((w1 - w0) * 100000 / (t1 - t0)))
 	expect "fast path with 2001 triggers: $((w1 - w0)) us in $(((t1 - t0) / 1000)) ms = $cost/1000 %, want < 5%" [ "$cost" -lt 5000 ]
 	expect "the triggers were updated: fast-path updates ${u0##* } -> ${u1##* }" igt "${u1##* }" "${u0##* }"
@@ -650,7 +650,7 @@ case_trig_unload() {
 	if unpriv_triggers; then u="-u 65534" want="100 100"; else u= want="0 200"; fi
 	trig $u many $PSI_DIR/io 'some 100000 2000000\n' 100 6 > $C/h2 2>&1 &
 	sleep 2
-	r=$(trig_debug triggers)
+	r=$(debug_line triggers)
 	expect "held triggers: '$r', want '$want'" [ "$r" = "$want" ]
 	r=$(timeout 30 rmmod psi_mod 2>&1; echo rc=$?)
 	expect "rmmod with 200 trigger fds open: $r" [ "$r" = rc=0 ]
@@ -663,34 +663,35 @@ case_trig_unload() {
 
 # The start's unwinding, with the fail_start= test aid (psi_mod.c): the
 # start fails right after each of its steps in turn (1 aggregation, 2
-# triggers, 3 probes, 4 irq, 5 files; irq=1 percpu=1, so every step has
-# work to undo). Each load fails with the injected ECANCELED and leaves
-# nothing behind: no directory, no debugfs state, no poll thread, no
-# kernel report. At step 5 the first files are live: a privileged trigger
-# is written to one and polled before the start fails, and the unwinding
-# must wake that poller with EPOLLERR | EPOLLPRI, as an unload does, before
-# the trigger goes with its file. Then a normal load works.
+# triggers, 3 cgroups, 4 probes, 5 irq, 6 files; irq=1 percpu=1
+# cgroups=1, so every step has work to undo). Each load fails with the
+# injected ECANCELED and leaves nothing behind: no directory, no debugfs
+# state, no poll thread, no kernel report. At step 6 the first files are
+# live: a privileged trigger is written to one and polled before the
+# start fails, and the unwinding must wake that poller with EPOLLERR |
+# EPOLLPRI, as an unload does, before the trigger goes with its file.
+# Then a normal load works.
 case_start_unwind() {
 	local n m r out hits
 	mod_loaded && mod_unload > /dev/null
-	for n in 1 2 3 4 5; do
+	for n in 1 2 3 4 5 6; do
 		m=$(dmesg_mark)
 		: > $C/w
-		[ $n = 5 ] && sh -c "while [ ! -e $PSI_DIR/memory ]; do :; done
+		[ $n = 6 ] && sh -c "while [ ! -e $PSI_DIR/memory ]; do :; done
 			exec trig wait $PSI_DIR/memory 'some 1000000 1000000\n' 20 poll" > $C/w 2>&1 &
-		r=$(mod_load fail_start=$n irq=1 percpu=1)
-		[ $n = 5 ] && wait $!
+		r=$(mod_load fail_start=$n irq=1 percpu=1 cgroups=1)
+		[ $n = 6 ] && wait $!
 		expect "fail_start=$n: insmod '$r', want ECANCELED" [ "${r%% *}" = ECANCELED ]
 		expect "fail_start=$n: module loaded" eval '! mod_loaded'
 		expect "fail_start=$n: $PSI_DIR left behind" [ ! -e $PSI_DIR ]
 		expect "fail_start=$n: debugfs state left behind" [ ! -e /sys/kernel/debug/psi_mod ]
 		expect "fail_start=$n: a psi_mod_poll thread left behind" \
 			eval '! grep -qs psi_mod_poll /proc/[0-9]*/comm'
-		if [ $n = 5 ]; then
+		if [ $n = 6 ]; then
 			out=$(tail -1 $C/w)
-			expect "fail_start=5, a poller on $PSI_DIR/memory: '$out', want woke with ERR and PRI" \
+			expect "fail_start=6, a poller on $PSI_DIR/memory: '$out', want woke with ERR and PRI" \
 				eval 'case "$out" in "woke "*PRI*ERR*) true ;; *) false ;; esac'
-			note "fail_start=5: poller $out"
+			note "fail_start=6: poller $out"
 		fi
 		dmesg_since $m > $C/new
 		hits=$(grep -E 'WARNING|BUG|Oops|KASAN|list_(add|del) corruption|lockdep' $C/new | head -3 | tr '\n' '|')
@@ -888,5 +889,6 @@ run_case trig-unload 120 case_trig_unload
 run_case start-unwind 120 case_start_unwind
 run_case stop-poll 120 case_stop_poll
 run_case stop-read 120 case_stop_read
+run_case cgroup-tree 240 case_cgroup_tree
 run_case dmesg 20 case_dmesg
 suite_end

@@ -226,7 +226,7 @@ case_sbs_io() {
 # snap_percpu FILE RES: "c0 c1" of the per-CPU some totals, then the
 # per-CPU non-idle times, as one line
 readers_percpu() {
-	echo "$(awk '$2 == "some" { sub("total=", "", $6); printf "%s ", $6 }' $M/percpu/$1)$(trig_debug cpu_nonidle_us)"
+	echo "$(awk '$2 == "some" { sub("total=", "", $6); printf "%s ", $6 }' $M/percpu/$1)$(debug_line cpu_nonidle_us)"
 }
 readers_weighted() {	# BEFORE AFTER: the window-weighted system total
 	echo "$1 $2" | awk '{ n = NF / 2; c = n / 2

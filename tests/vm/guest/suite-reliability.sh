@@ -8,7 +8,7 @@
 # debugfs state (no underflow; running counts not above the tasks really
 # runnable, no iowait/memstall left) and a clean dmesg.
 # The host reads the case list from the CASES= line below.
-CASES="load-unload toggles hotplug hold64 forkstorm params unpriv fuzz dmesg"
+CASES="load-unload toggles hotplug hold64 forkstorm cgroups params unpriv fuzz dmesg"
 # run only when named (--cases): a control experiment, not a test of psi_mod
 OPTIONAL_CASES="textpoke"
 . /tests/lib.sh
@@ -19,18 +19,19 @@ RELI_MODE=${RELI_MODE:-full}
 
 # Counts: load/unload cycles, enable toggles, hotplug cycles, unload/load
 # cycles with cpu1 offline, rounds of 64 fd holders, loads in the fork
-# storm, fuzz writes. The variants of this suite differ only in them and in
-# LIM, the factor on every case's time limit:
+# storm, cgroups made and removed in the cgroup storm and its unload/load
+# cycles, fuzz writes. The variants of this suite differ only in them and
+# in LIM, the factor on every case's time limit:
 #   short  make check (stock kernel)
 #   full   (default) every storm at its full length
 #   debug  the debug kernel (KASAN, lockdep, kmemleak under TCG, about ten
-#          times slower): the full counts but for load/unload and the fork
-#          storm's loads
-counts_short() { N_LOAD=50 N_TOGGLE=200 N_HOTPLUG=20 N_OFFLOAD=3 N_HOLD=1 N_FORKLOAD=10 N_FUZZ=5000; }
-counts_full() { N_LOAD=500 N_TOGGLE=1000 N_HOTPLUG=100 N_OFFLOAD=10 N_HOLD=3 N_FORKLOAD=100 N_FUZZ=100000; }
+#          times slower): the full counts but for load/unload, the fork
+#          storm's loads and the cgroup storm's cycles
+counts_short() { N_LOAD=50 N_TOGGLE=200 N_HOTPLUG=20 N_OFFLOAD=3 N_HOLD=1 N_FORKLOAD=10 N_CGROUPS=2400 N_CGCYCLES=20 N_FUZZ=5000; }
+counts_full() { N_LOAD=500 N_TOGGLE=1000 N_HOTPLUG=100 N_OFFLOAD=10 N_HOLD=3 N_FORKLOAD=100 N_CGROUPS=12000 N_CGCYCLES=100 N_FUZZ=100000; }
 case $RELI_MODE in
 short) counts_short; LIM=1 ;;
-debug) counts_full; N_LOAD=200 N_FORKLOAD=50 LIM=8 ;;
+debug) counts_full; N_LOAD=200 N_FORKLOAD=50 N_CGCYCLES=50 LIM=8 ;;
 *) counts_full; LIM=4 ;;
 esac
 # psitest.counts=short (reliability.sh --debug-short): the short counts on
@@ -338,6 +339,48 @@ case_textpoke() {
 	note "$i cycles of 4 tracepoints + 3 kprobes on and off in $((($(kit now) - t0) / 1000)) ms"
 	expect_dmesg_clean $m
 }
+# --- 6. cgroups=1: N_CGROUPS cgroups made and removed by four streams
+# (nested three deep, a task moved into each deepest one and out) with
+# the module loaded; then N_CGCYCLES rounds of unload, load and enable
+# toggled off and on while the streams go on. After each, the groups
+# match the cgroup2 tree line for line, and every group made since the
+# last load was freed but the tree's.
+case_cgroups() {
+	local m r i=0 fails=0
+	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
+	ensure_unloaded || { bad "cannot unload the module first"; return; }
+	m=$(dmesg_mark)
+	r=$(mod_load cgroups=1)
+	expect "load with cgroups=1: $r" [ "$r" = ok ]
+	load_start
+	cg_storm_start $((N_CGROUPS / 12))
+	cg_storm_wait
+	expect "cgroups made and removed: $CG_MADE, want $N_CGROUPS" [ "$CG_MADE" = $N_CGROUPS ]
+	cg_check "after $CG_MADE cgroups made and removed, loaded"
+	cg_storm_start 0
+	while [ $i -lt $N_CGCYCLES ] && [ $fails -lt 3 ]; do
+		i=$((i + 1))
+		[ $((i % 10)) != 0 ] || echo "cgroups: cycle $i at $(cut -d' ' -f1 /proc/uptime)s"
+		r=$(mod_unload) || { bad "cycle $i rmmod: $r"; fails=$((fails + 1)); }
+		r=$(mod_load cgroups=1)
+		[ "$r" = ok ] || { bad "cycle $i insmod: $r"; fails=$((fails + 1)); }
+		r=$(kit write $ENABLE 0)$(kit write $ENABLE 1)
+		[ "$r" = okok ] || { bad "cycle $i enable 0/1: $r"; fails=$((fails + 1)); }
+	done
+	cg_storm_stop
+	expect "$i of $N_CGCYCLES unload/load/toggle cycles" [ $i = $N_CGCYCLES ]
+	note "$i unload/load/toggle cycles with $CG_MADE cgroups made and removed meanwhile, $fails failures"
+	mod_loaded || mod_load cgroups=1 > /dev/null
+	cg_check "after the cycles"
+	rmdir $CG/storm1 $CG/storm2 $CG/storm3 $CG/storm4
+	cg_check "storm cgroups removed"
+	set -- $(debug_line cgroups)
+	expect "groups now ${1:-?}, made ${2:-?} - freed ${3:-?} since the load" [ "${1:-x}" = $((${2:-0} - ${3:-0})) ]
+	expect "groups failed: ${4:-?}" [ "${4:-x}" = 0 ]
+	load_stop
+	post_check
+	expect_dmesg_clean $m
+}
 
 # --- hostile module parameters at load time and at runtime
 case_params() {
@@ -462,12 +505,13 @@ kmemleak_check() {
 }
 
 suite_begin
-echo "reliability mode $RELI_MODE: load $N_LOAD toggle $N_TOGGLE hotplug $N_HOTPLUG+$N_OFFLOAD hold $N_HOLD forkload $N_FORKLOAD fuzz $N_FUZZ"
+echo "reliability mode $RELI_MODE: load $N_LOAD toggle $N_TOGGLE hotplug $N_HOTPLUG+$N_OFFLOAD hold $N_HOLD forkload $N_FORKLOAD cgroups $N_CGROUPS+$N_CGCYCLES fuzz $N_FUZZ"
 run_case load-unload $((300 * LIM)) case_load_unload
 run_case toggles $((240 * LIM)) case_toggles
 run_case hotplug $((240 * LIM)) case_hotplug
 run_case hold64 $((120 * LIM)) case_hold64
 run_case forkstorm $((180 * LIM)) case_forkstorm
+run_case cgroups $((180 * LIM)) case_cgroups
 run_case params $((60 * LIM)) case_params
 run_case unpriv $((30 * LIM)) case_unpriv
 run_case fuzz $((120 * LIM)) case_fuzz

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * stand-in for linux/cgroup.h: the little of a cgroup hierarchy that
+ * src/psi_cgroup.c reads. The test builds the tree itself
+ * (shim_cgroup_add()); a css's children are a singly linked list in
+ * order, and css_next_descendant_pre() walks them as the kernel's does,
+ * skipping released ones, calling shim_css_walk_hook at each step first
+ * (where the test plays a mkdir or release on another CPU).
+ */
+#ifndef SHIM_CGROUP_H
+#define SHIM_CGROUP_H
+#include "../kapi.h"
+
+#define CSS_RELEASED	(1 << 2)
+
+struct cgroup;
+struct cgroup_root;
+
+struct cgroup_subsys_state {
+	struct cgroup *cgroup;
+	struct cgroup_subsys_state *parent;
+	unsigned int flags;
+	struct cgroup_subsys_state *first_child, *next_sibling;	/* shim */
+};
+
+struct cgroup {
+	struct cgroup_subsys_state self;
+	struct cgroup_root *root;
+	int level;
+	u64 id;
+};
+
+struct cgroup_root {
+	struct cgroup cgrp;
+};
+
+extern struct cgroup_root cgrp_dfl_root;
+
+static inline struct cgroup *cgroup_parent(struct cgroup *cgrp)
+{
+	return cgrp->self.parent ? cgrp->self.parent->cgroup : NULL;
+}
+
+static inline u64 cgroup_id(struct cgroup *cgrp)
+{
+	return cgrp->id;
+}
+
+extern void (*shim_css_walk_hook)(struct cgroup_subsys_state *next);
+struct cgroup_subsys_state *
+css_next_descendant_pre(struct cgroup_subsys_state *pos,
+			struct cgroup_subsys_state *root);
+#define css_for_each_descendant_pre(pos, css)				\
+	for ((pos) = css_next_descendant_pre(NULL, (css)); (pos);	\
+	     (pos) = css_next_descendant_pre((pos), (css)))
+
+/* a new cgroup under @parent (in @root's hierarchy), last of its siblings */
+void shim_cgroup_add(struct cgroup *c, struct cgroup *parent, u64 id);
+/* its release: flagged and unlinked, as css_release_work_fn() does */
+void shim_cgroup_unlink(struct cgroup *c);
+
+#endif
