@@ -18,6 +18,8 @@
 #define PERIOD		(501ULL * SHIM_NSEC_PER_JIFFY)
 
 static struct task_struct kmod_idle[NR_CPUS];
+/* the per-CPU view (percpu=1) at the next kmod_start() */
+static bool kmod_percpu;
 /* the kworker that runs the averaging work */
 static struct task_struct kmod_kworker;
 
@@ -44,7 +46,7 @@ static void kmod_start(void)
 	kmod_kworker.pid = 50;
 	for (i = 0; i < shim_ntracepoints; i++)
 		shim_tracepoints[i].func = NULL;
-	psim_aggregate_start(false, false);
+	psim_aggregate_start(false, kmod_percpu);
 	psim_triggers_start();
 	ret = psim_probes_find();
 	if (!ret)

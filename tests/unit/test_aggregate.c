@@ -264,10 +264,99 @@ static void aggregate_work_folds_on_the_grid(void)
 	TU_EQ(d.pending, 0);		/* psim_aggregate_stop() cancels it */
 }
 
+/* what psim_aggregate_read_percpu() showed of each CPU */
+struct percpu_seen {
+	int calls, cpus[NR_CPUS];
+	unsigned long avg[NR_CPUS][2][3];
+	u64 total[NR_CPUS][2];
+};
+
+static void percpu_show(void *arg, int cpu, unsigned long avg[2][3],
+			u64 total[2])
+{
+	struct percpu_seen *s = arg;
+
+	s->cpus[s->calls++] = cpu;
+	memcpy(s->avg[cpu], avg, sizeof(s->avg[cpu]));
+	memcpy(s->total[cpu], total, sizeof(s->total[cpu]));
+}
+
+static void percpu_read(enum psim_res res, struct percpu_seen *s)
+{
+	memset(s, 0, sizeof(*s));
+	psim_aggregate_read_percpu(res, percpu_show, s);
+}
+
+/*
+ * The per-CPU view (percpu=1): each CPU's own times, unweighted, and
+ * averages on the system group's grid. CPU 0 has two spinners (cpu some
+ * 100%), CPU 1 a spinner and an iowait sleeper (io some 100%, not full),
+ * CPU 2 an iowait sleeper alone (io some and full), CPU 3 is idle. After
+ * one period each CPU's averages are those of a system whose every CPU
+ * did the same: the system-wide figures of such a run.
+ */
+static void aggregate_percpu_view(void)
+{
+	unsigned long one[2][3];
+	struct percpu_seen s;
+	int cpu;
+
+	/* a reference: both CPUs 100% cpu some for a period */
+	kmod_percpu = false;
+	start_at(0);
+	setup_cpu(0, 2, 0);
+	setup_cpu(1, 2, 0);
+	shim_now = PERIOD;
+	kmod_work(3);
+	read_total(PSIM_CPU, 0, one);
+	kmod_stop();
+	TU_EQ(one[0][0], 37100);
+
+	kmod_percpu = true;
+	start_at(0);
+	setup_cpu(0, 2, 0);
+	setup_cpu(1, 1, 1);
+	setup_cpu(2, 0, 1);
+	shim_now = PERIOD;
+	kmod_work(3);
+	percpu_read(PSIM_CPU, &s);
+	TU_EQ(s.calls, NR_CPUS);
+	for (cpu = 0; cpu < NR_CPUS; cpu++)
+		TU_EQ(s.cpus[cpu], cpu);
+	TU_EQ(s.total[0][0], PERIOD);
+	TU_EQ(s.total[0][1], 0);
+	TU_EQ(s.avg[0][0][0], one[0][0]);
+	TU_EQ(s.avg[0][0][1], one[0][1]);
+	TU_EQ(s.avg[0][0][2], one[0][2]);
+	TU_EQ(s.total[1][0], 0);
+	TU_EQ(s.avg[1][0][0], 0);
+	TU_EQ(s.total[2][0], 0);
+	/* the worker ran there at the fold: its own run is no stall */
+	TU_EQ(s.total[3][0], 0);
+	percpu_read(PSIM_IO, &s);
+	TU_EQ(s.total[0][0], 0);
+	TU_EQ(s.total[1][0], PERIOD);
+	TU_EQ(s.total[1][1], 0);
+	TU_EQ(s.avg[1][0][0], one[0][0]);
+	TU_EQ(s.avg[1][1][0], 0);
+	TU_EQ(s.total[2][0], PERIOD);
+	TU_EQ(s.total[2][1], PERIOD);
+	TU_EQ(s.avg[2][1][0], one[0][0]);
+	TU_EQ(s.total[3][0], 0);
+	/* a read between folds: totals to date, averages as folded */
+	shim_now = PERIOD + PERIOD / 2;
+	percpu_read(PSIM_CPU, &s);
+	TU_EQ(s.total[0][0], PERIOD + PERIOD / 2);
+	TU_EQ(s.avg[0][0][0], one[0][0]);
+	kmod_stop();
+	kmod_percpu = false;
+}
+
 int main(void)
 {
 	TU_RUN(aggregate_weights_cpus_by_nonidle_time);
 	TU_RUN(aggregate_starved_collection_is_bounded_as_the_kernels);
 	TU_RUN(aggregate_work_folds_on_the_grid);
+	TU_RUN(aggregate_percpu_view);
 	return tu_exit();
 }
