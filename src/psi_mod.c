@@ -166,9 +166,9 @@ static int psim_check_dir_free(bool kernel_psi)
  * fail_start=N, a test aid: the start fails with -ECANCELED right after its
  * step N (enum psim_start_step: 1 aggregation, 2 triggers, 3 cgroups,
  * 4 probes, 5 irq, 6 files) has done its work, so that a test sees each
- * step's unwinding. At step 6 the first files are live: it waits up to 10 s for a trigger
- * with a poller on one of them, which the unwinding must wake and free
- * safely. 0, the default, fails nothing.
+ * step's unwinding. At step 6 the first files are live: it waits up to
+ * 10 s for a trigger with a poller on one of them, which the unwinding
+ * must wake and free safely. 0, the default, fails nothing.
  */
 int psim_start_fault(enum psim_start_step step)
 {
