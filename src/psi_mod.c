@@ -445,10 +445,37 @@ MODULE_PARM_DESC(irq, "Also provide <proc_dir>/irq, irq pressure from the interr
 /*
  * cgroups=1: keep a group for every cgroup2 cgroup (psi_cgroup.c), the
  * tree that per-cgroup pressure is to hang on. No per-cgroup figures or
- * files come of it yet, so it is off unless asked for.
+ * files come of it yet, so it is off unless asked for. Writable at
+ * runtime: while the module is active the tree is made (every cgroup
+ * there adopted) or freed at once; otherwise the next start follows it.
  */
-module_param_cb(cgroups, &psim_bool_ops, &psim_cgroups, 0444);
-MODULE_PARM_DESC(cgroups, "Track the cgroup2 tree for per-cgroup pressure (1; no per-cgroup files yet), or not (0, default)");
+static int psim_cgroups_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int ret = 0;
+
+	if (psim_param_bool(kp, val, &on))
+		return -EINVAL;
+
+	mutex_lock(&psim_ctl_lock);
+	if (psim_active && on != psim_cgroups) {
+		if (on)
+			ret = psim_cgroups_start(true);
+		else
+			psim_cgroups_stop();
+	}
+	if (!ret)
+		psim_cgroups = on;
+	mutex_unlock(&psim_ctl_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops psim_cgroups_ops = {
+	.set = psim_cgroups_set,
+	.get = psim_bool_get,
+};
+module_param_cb(cgroups, &psim_cgroups_ops, &psim_cgroups, 0644);
+MODULE_PARM_DESC(cgroups, "Track the cgroup2 tree for per-cgroup pressure (1; no per-cgroup files yet), or not (0, default); writable at runtime");
 
 /*
  * proc_dir names one directory under /proc: letters, digits, '.', '-' and

@@ -560,6 +560,7 @@ expect_irq_file() {
 # directory's inode number)
 CG=/sys/fs/cgroup
 CGDBG=/sys/kernel/debug/psi_mod/cgroups
+CGPARAM=/sys/module/psi_mod/parameters/cgroups
 cg_mount() { grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG; }
 # every cgroup below the root as the groups list it: "id parent_id level
 # parent_group" (parent_group 0 for the root's children)
@@ -635,10 +636,12 @@ cg_storm_stop() { touch $C/cgstop; cg_storm_wait; }
 # none for a removed cgroup once it is released; through mkdir/rmdir
 # storms with tasks moving, and load/unload cycles in the middle of one.
 # The groups in debugfs are compared with the tree, line for line (a
-# cgroup's id is its directory's inode number). CG_ROUNDS rounds per
+# cgroup's id is its directory's inode number). Then cgroups= at runtime:
+# off frees the tree, on adopts what is there, toggled in a storm too; a
+# bad value is EINVAL. CG_ROUNDS rounds per
 # stream, CG_CYCLES load/unload cycles (the suite may set fewer).
 case_cgroup_tree() {
-	local i r
+	local i r m
 	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
 	ensure_unloaded || { bad "cannot unload the module first"; return; }
 	mkdir -p $CG/t/a/b/c/d
@@ -671,6 +674,29 @@ case_cgroup_tree() {
 	set -- $(debug_line cgroups)
 	expect "groups now ${1:-?}, made ${2:-?} - freed ${3:-?} since the load" [ "${1:-x}" = $((${2:-0} - ${3:-0})) ]
 	expect "groups failed: ${4:-?}" [ "${4:-x}" = 0 ]
+	# at runtime: off frees the tree, on adopts what is there, also in
+	# the middle of a storm
+	r=$(kit write $CGPARAM 0)
+	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
+	expect "groups listed after cgroups=0: $(wc -l < $CGDBG)" [ ! -s $CGDBG ]
+	expect "debug line after cgroups=0: '$(debug_line cgroups)'" [ -z "$(debug_line cgroups)" ]
+	mkdir -p $CG/rt/a/b
+	r=$(kit write $CGPARAM 1)
+	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
+	cg_check "cgroups=1 at runtime"
+	cg_storm_start 0
+	for i in $(seq ${CG_CYCLES:-8}); do
+		r=$(kit write $CGPARAM 0)$(kit write $CGPARAM 1)
+		expect "cgroups 0/1 $i under churn: $r" [ "$r" = okok ]
+	done
+	cg_storm_stop
+	cg_check "after ${CG_CYCLES:-8} runtime toggles with $CG_MADE cgroups made and removed meanwhile"
+	rmdir $CG/rt/a/b $CG/rt/a $CG/rt $CG/storm1 $CG/storm2 $CG/storm3 $CG/storm4
+	m=$(dmesg_mark)
+	r=$(kit write $CGPARAM 2)
+	dmesg_since $m >> $EXPECTED
+	expect "cgroups=2 at runtime: $r, want EINVAL" [ "${r%% *}" = EINVAL ]
+	expect "cgroups reads '$(cat $CGPARAM)' after a bad write, want Y" [ "$(cat $CGPARAM)" = Y ]
 	mod_unload > /dev/null
 	expect "reload without cgroups=1: $(mod_load)" mod_loaded
 	expect "no cgroups line without cgroups=1" eval '[ -z "$(debug_line cgroups)" ]'

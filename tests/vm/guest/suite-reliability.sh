@@ -341,8 +341,8 @@ case_textpoke() {
 }
 # --- 6. cgroups=1: N_CGROUPS cgroups made and removed by four streams
 # (nested three deep, a task moved into each deepest one and out) with
-# the module loaded; then N_CGCYCLES rounds of unload, load and enable
-# toggled off and on while the streams go on. After each, the groups
+# the module loaded; then N_CGCYCLES rounds of unload, load, enable and
+# cgroups toggled off and on while the streams go on. After each, the groups
 # match the cgroup2 tree line for line, and every group made since the
 # last load was freed but the tree's.
 case_cgroups() {
@@ -366,6 +366,8 @@ case_cgroups() {
 		[ "$r" = ok ] || { bad "cycle $i insmod: $r"; fails=$((fails + 1)); }
 		r=$(kit write $ENABLE 0)$(kit write $ENABLE 1)
 		[ "$r" = okok ] || { bad "cycle $i enable 0/1: $r"; fails=$((fails + 1)); }
+		r=$(kit write $CGPARAM 0)$(kit write $CGPARAM 1)
+		[ "$r" = okok ] || { bad "cycle $i cgroups 0/1: $r"; fails=$((fails + 1)); }
 	done
 	cg_storm_stop
 	expect "$i of $N_CGCYCLES unload/load/toggle cycles" [ $i = $N_CGCYCLES ]
