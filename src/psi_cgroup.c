@@ -210,9 +210,19 @@ int psim_cgroups_start(bool on)
 {
 	int ret;
 
-	psim_cgroups_on = on;
+	psim_cgroups_on = false;
 	if (!on)
 		return 0;
+	/*
+	 * The tracepoints run their probes with preemption off, also on
+	 * PREEMPT_RT, where neither a spinlock_t nor an allocation may be
+	 * taken there.
+	 */
+	if (IS_ENABLED(CONFIG_PREEMPT_RT)) {
+		pr_err("cgroups=1: not on a PREEMPT_RT kernel yet (a group is allocated in a probe that runs with preemption off)\n");
+		return -EOPNOTSUPP;
+	}
+	psim_cgroups_on = true;
 	psim_cgroups_made = 0;
 	psim_cgroups_freed = 0;
 	psim_cgroups_failed = 0;

@@ -72,11 +72,12 @@ DATA='^(\.[a-z.]+[0-9]*|\.LC[0-9]+|init_pid_ns|rcu_lock_map|pcpu_hot|const_pcpu_
 # The cgroup probes (psim_cgprobe_*, src/psi_cgroup.c) are not scheduler
 # probes: cgroup_mkdir and cgroup_release fire in process context, with
 # cgroup_mutex held and inside the tracing path's spinlock_t, interrupts
-# off (an rt_mutex on PREEMPT_RT, where they stay preemptible). There a
-# spinlock_t of their own, an allocation that does not sleep (the source
-# asks GFP_ATOMIC: the object code cannot tell the flags), an RCU-deferred
-# free and the list debug checks are also allowed, and the hierarchy's
-# root is data they read.
+# off. There a spinlock_t of their own, an allocation that does not sleep
+# (the source asks GFP_ATOMIC: the object code cannot tell the flags), an
+# RCU-deferred free and the list debug checks are also allowed, and the
+# hierarchy's root is data they read. On PREEMPT_RT (rt_spin_lock) none
+# of that is allowed with preemption off, as tracepoint probes run: there
+# psim_cgroups_start() refuses cgroups=1, so these calls never run.
 CGROOTS='^psim_cgprobe_'
 CGALLOW='^(kmalloc_trace(_noprof)?|__kmalloc(_cache)?(_noprof)?|kmem_cache_alloc_trace|kmalloc_caches|kv?free_call_rcu|__list_(add|del_entry)_valid(_or_report)?|rt_spin_(lock|unlock))$'
 CGDATA='cgrp_dfl_root'

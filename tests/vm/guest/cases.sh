@@ -644,6 +644,16 @@ case_cgroup_tree() {
 	local i r m
 	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
 	ensure_unloaded || { bad "cannot unload the module first"; return; }
+	if uname -v | grep -q PREEMPT_RT; then
+		m=$(dmesg_mark)
+		r=$(mod_load cgroups=1)
+		dmesg_since $m | grep 'cgroups=1' >> $EXPECTED
+		expect "PREEMPT_RT: insmod cgroups=1 '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
+		expect "PREEMPT_RT: module loaded with cgroups=1" eval '! mod_loaded'
+		note "PREEMPT_RT: cgroups=1 refused (${r%% *})"
+		mod_load > /dev/null
+		return
+	fi
 	mkdir -p $CG/t/a/b/c/d
 	for i in $(seq 40); do mkdir $CG/t/s$i; done
 	r=$(mod_load cgroups=1)

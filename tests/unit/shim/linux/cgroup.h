@@ -12,6 +12,11 @@
 #include "../kapi.h"
 
 #define CSS_RELEASED	(1 << 2)
+/* the shim is no PREEMPT_RT kernel: every IS_ENABLED() option is off */
+#define IS_ENABLED(option)	0
+#ifndef EOPNOTSUPP
+#define EOPNOTSUPP	95
+#endif
 
 struct cgroup;
 struct cgroup_root;
