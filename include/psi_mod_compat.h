@@ -214,4 +214,11 @@ struct compact_control;
 #define PSIM_IRQ_RULE	PSIM_IRQ_AT_CLOCK
 #endif
 
+/*
+ * Whether a tracepoint probe may take a spinlock_t and allocate (GFP_ATOMIC):
+ * not on PREEMPT_RT, where both may sleep and probes run with preemption
+ * off (psi_cgroup.c refuses cgroups=1 there).
+ */
+#define PSIM_PROBE_MAY_ALLOCATE	(!IS_ENABLED(CONFIG_PREEMPT_RT))
+
 #endif /* PSI_MOD_COMPAT_H */

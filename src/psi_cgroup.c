@@ -213,12 +213,8 @@ int psim_cgroups_start(bool on)
 	psim_cgroups_on = false;
 	if (!on)
 		return 0;
-	/*
-	 * The tracepoints run their probes with preemption off, also on
-	 * PREEMPT_RT, where neither a spinlock_t nor an allocation may be
-	 * taken there.
-	 */
-	if (IS_ENABLED(CONFIG_PREEMPT_RT)) {
+	/* the mkdir probe allocates, with preemption off */
+	if (!PSIM_PROBE_MAY_ALLOCATE) {
 		pr_err("cgroups=1: not on a PREEMPT_RT kernel yet (a group is allocated in a probe that runs with preemption off)\n");
 		return -EOPNOTSUPP;
 	}
