@@ -200,7 +200,12 @@ promql() {
 for r in json.load(sys.stdin)["data"]["result"]: print(r["value"][1])'
 }
 # prom_watch RES OUT: when the guest says its 90-s cpu load started, wait
-# 75 s and ask Prometheus for the rate over the last minute
+# 75 s and ask Prometheus for the growth of the counter over the last
+# minute, per second of the guest's own clock (node_time_seconds, read in
+# the same scrapes). rate() divides by the scrape timestamps, which are
+# taken before the request: a guest slow to answer one scrape under TCG
+# (seconds, up to the timeout) moves its value but not its timestamp, so
+# rate() is reported and not held to the bounds.
 prom_watch() {
 	local res=$1 o=$2 i
 	for i in $(seq 900); do
@@ -210,6 +215,7 @@ prom_watch() {
 	grep -aq '^@@SYNC cpu-load 90' "$res" 2>/dev/null || { echo "none" >"$o"; return; }
 	sleep 75
 	{
+		echo "guest $(promql '(max_over_time(node_pressure_cpu_waiting_seconds_total{job="psi-system"}[1m]) - min_over_time(node_pressure_cpu_waiting_seconds_total{job="psi-system"}[1m])) / (max_over_time(node_time_seconds{job="psi-system"}[1m]) - min_over_time(node_time_seconds{job="psi-system"}[1m]))' | tr '\n' ' ')"
 		echo "rate $(promql 'rate(node_pressure_cpu_waiting_seconds_total{job="psi-system"}[1m])' | tr '\n' ' ')"
 		echo "up $(promql 'sum_over_time(up{job="psi-system"}[1m])' | tr -d '\n') of $(promql 'count_over_time(up{job="psi-system"}[1m])' | tr -d '\n')"
 		echo "series $(promql 'count({__name__=~"node_pressure_.*"})' | tr '\n' ' ')"
@@ -256,14 +262,16 @@ for ph in ${phases//,/ }; do
 	case $ph in
 	a)
 		boot a "$k61" 0 900 6.1
-		read -r _ v _ < <(grep '^rate ' "$run/prom-a.txt" 2>/dev/null)
+		read -r _ v _ < <(grep '^guest ' "$run/prom-a.txt" 2>/dev/null)
+		read -r _ r _ < <(grep '^rate ' "$run/prom-a.txt" 2>/dev/null)
 		u=$(sed -n 's/^up //p' "$run/prom-a.txt" 2>/dev/null)
+		w="node_pressure_cpu_waiting_seconds_total per second of node_time_seconds over [1m] = ${v:-none}"
 		if [ -z "${v:-}" ]; then
-			fail prometheus "no rate(node_pressure_cpu_waiting_seconds_total[1m]) from the host's Prometheus ($(tr '\n' ' ' <"$run/prom-a.txt" 2>/dev/null))"
-		elif awk -v v="$v" 'BEGIN { exit !(v >= 0.85 && v <= 1.05) }'; then
-			pass prometheus "rate(node_pressure_cpu_waiting_seconds_total[1m]) = $v with 4 spinners on 2 vCPUs ($u scrapes up in that minute), scraped through 127.0.0.1:$nport"
+			fail prometheus "no $w from the host's Prometheus ($(tr '\n' ' ' <"$run/prom-a.txt" 2>/dev/null))"
+		elif awk -v v="$v" 'BEGIN { exit !(v >= 0.85 && v <= 1.02) }'; then
+			pass prometheus "$w with 4 spinners on 2 vCPUs (rate() ${r:-none}; $u scrapes up in that minute), scraped through 127.0.0.1:$nport"
 		else
-			fail prometheus "rate(node_pressure_cpu_waiting_seconds_total[1m]) = $v with 4 spinners on 2 vCPUs, want 0.85..1.05 ($u scrapes up in that minute)"
+			fail prometheus "$w with 4 spinners on 2 vCPUs, want 0.85..1.02 (rate() ${r:-none}; $u scrapes up in that minute)"
 		fi
 		;;
 	c) boot c "$k61" 1 600 6.1-psi1 ;;

@@ -2,7 +2,8 @@
 # psi_mod VM test runner: builds the module, the helpers and an initramfs,
 # boots the kernel under QEMU (TCG) once per suite and reports every case.
 #
-# usage: tests/vm/run.sh [--suite psi0,psi1|kernel|all] [--cases a,b] [--kver KVER]
+# usage: tests/vm/run.sh [--suite psi0,psi1|kernel|all] [--cases a,b] [--skip a,b]
+#                        [--tag T] [--kver KVER]
 #   suites: psi0   module on a psi=0 boot (its intended use)
 #           psi1   side by side with the kernel's PSI on a psi=1 boot
 #           kernel no module: the workload cases against the kernel's own PSI
@@ -10,6 +11,9 @@
 #           all    psi0,psi1 (default)
 #   --cases (or CASES=): run only these cases of the chosen suites (a case may
 #           depend on an earlier one: "load" loads the module in psi0)
+#   --skip  run every case of the chosen suites but these
+#   --tag   name this run's checks and logs <suite>T/<case>, so that a second
+#           run of the same suite (other cases) keeps its own
 # env: KVER (default: newest installed Debian 6.1 kernel), SUITE,
 #      PSI_MOD_ACCEL=kvm (opt-in; TCG otherwise), PSI_VM_TIMEOUT (seconds per
 #      boot), PSI_VM_BUILD (artefact dir, default <repo>/build/vm),
@@ -27,13 +31,17 @@ set -euo pipefail
 # last line is still the count, with the stop counted as a failure.
 results_guard setup "run.sh stopped before all boots finished"
 
-suites=${SUITE:-all} only=${CASES:-}
+suites=${SUITE:-all} only=${CASES:-} skip='' tag=''
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--suite) suites=$2; shift 2 ;;
 	--suite=*) suites=${1#*=}; shift ;;
 	--cases) only=$2; shift 2 ;;
 	--cases=*) only=${1#*=}; shift ;;
+	--skip) skip=$2; shift 2 ;;
+	--skip=*) skip=${1#*=}; shift ;;
+	--tag) tag=$2; shift 2 ;;
+	--tag=*) tag=${1#*=}; shift ;;
 	--kver) KVER=$2; shift 2 ;;
 	--kver=*) KVER=${1#*=}; shift ;;
 	-h|--help) finish_quietly; sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -51,8 +59,13 @@ for s in "${suite_list[@]}"; do
 	[ -f "$PSI_VM_DIR/guest/suite-$s.sh" ] || die "no suite '$s'"
 done
 
-# case names of a suite, narrowed to --cases if given
-cases_of() { suite_cases "$PSI_VM_DIR/guest/suite-$1.sh" "$only"; }
+# case names of a suite, narrowed to --cases and without --skip's
+cases_of() {
+	local c
+	for c in $(suite_cases "$PSI_VM_DIR/guest/suite-$1.sh" "$only"); do
+		[[ ",$skip," == *",$c,"* ]] || echo "$c"
+	done
+}
 
 need_module=0
 for s in "${suite_list[@]}"; do [ "$s" = kernel ] || need_module=1; done
@@ -65,7 +78,7 @@ elif [ $need_module = 1 ]; then
 		# every case of every module suite counts as failed: nothing ran
 		for s in "${suite_list[@]}"; do
 			[ "$s" = kernel ] && continue
-			for c in $(cases_of "$s"); do fail "$s/$c" "not run: module build failed"; done
+			for c in $(cases_of "$s"); do fail "$s$tag/$c" "not run: module build failed"; done
 		done
 		suite_list=(kernel)
 		[[ ",$suites," == *,kernel,* ]] || suite_list=()
@@ -86,14 +99,17 @@ for s in "${suite_list[@]}"; do
 	*) psi=0 limit=300 ;;
 	esac
 	limit=${PSI_VM_TIMEOUT:-$limit} psi=${PSI_VM_PSI:-$psi}
-	logf=$PSI_VM_BUILD/logs/$s.log resf=$PSI_VM_BUILD/logs/$s.results
+	logf=$PSI_VM_BUILD/logs/$s$tag.log resf=$PSI_VM_BUILD/logs/$s$tag.results
 	rm -f "$logf" "$resf"
-	qemu_cmd "$kver" "$initrd" "$disk" "$psi" "psitest.suite=$s${only:+ psitest.cases=$only}${PSI_VM_APPEND:+ $PSI_VM_APPEND}" "$resf"
-	log "suite $s: booting psi=$psi (timeout ${limit}s), log $logf"
-	run_qemu "suite $s" "$limit" "$logf"
-	case_lines "$resf" "$logf" "$PSI_VM_BUILD/logs/$s.cases"
+	# the guest runs the whole suite unless told which cases
+	sel=$only
+	[ -z "$skip" ] || sel=$(cases_of "$s" | paste -sd,)
+	qemu_cmd "$kver" "$initrd" "$disk" "$psi" "psitest.suite=$s${sel:+ psitest.cases=$sel}${PSI_VM_APPEND:+ $PSI_VM_APPEND}" "$resf"
+	log "suite $s$tag: booting psi=$psi (timeout ${limit}s), log $logf"
+	run_qemu "suite $s$tag" "$limit" "$logf"
+	case_lines "$resf" "$logf" "$PSI_VM_BUILD/logs/$s$tag.cases"
 	# shellcheck disable=SC2046 # one word per case
-	collect "$s/" "$PSI_VM_BUILD/logs/$s.cases" "$logf" "$limit" -x $(cases_of "$s")
+	collect "$s$tag/" "$PSI_VM_BUILD/logs/$s$tag.cases" "$logf" "$limit" -x $(cases_of "$s")
 done
 
 finish
