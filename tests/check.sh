@@ -104,28 +104,21 @@ fi
 # as it comes
 [ ${#fg[@]} != 0 ] || fg=("${suites[@]}") bg=() quiet=()
 
-# Downloads, in a stream of their own from the start: the kernels lane's
-# Debian kernels, then the system lane's image (network, unpacking and the
-# image's initramfs: a few minutes, one CPU at most); each lane fetches
-# again whatever this did not (and reports a failure there). The
-# background lanes start at once beside them (the reliability storms need
-# nothing downloaded); the system lane waits for them.
+# Downloads, in the background from the start: the kernels lane's Debian
+# kernels, then the system lane's image (network and unpacking, a few
+# minutes, little CPU); each lane fetches again whatever this did not (and
+# reports a failure there). The background lanes follow them.
 fetched=build/.check-kernels-fetched
 rm -f "$fetched"
 (
-	(
-		case " ${suites[*]} " in *" kernels "*) tests/kernels/fetch.sh ;; esac >build/prefetch.log 2>&1 </dev/null
-		touch "$fetched"
-		case " ${suites[*]} " in *" system "*) tests/system/image.sh ;; esac >>build/prefetch.log 2>&1 </dev/null
-	) &
-	dlpid=$!
+	case " ${suites[*]} " in *" kernels "*) tests/kernels/fetch.sh ;; esac >build/prefetch.log 2>&1 </dev/null
+	touch "$fetched"
+	case " ${suites[*]} " in *" system "*) tests/system/image.sh ;; esac >>build/prefetch.log 2>&1 </dev/null
 	for s in "${bg[@]}"; do
-		[ "$s" != system ] || wait "$dlpid"
 		t=$SECONDS
 		lane "$s" "build/check-$s.log"
 		echo "== $s (background) done in $((SECONDS - t)) s: $(grep -c '^PASS ' "build/check-$s.log") passed, $(grep -c '^FAIL ' "build/check-$s.log") failed"
 	done
-	wait "$dlpid"
 ) &
 bgpid=$!
 [ ${#bg[@]} = 0 ] || echo "== in the background: ${bg[*]} (build/check-<lane>.log)" | tee -a "$log"
