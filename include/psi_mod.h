@@ -14,7 +14,10 @@
 #define PSI_MOD_H
 
 #include <linux/atomic.h>
+#include <linux/cgroup.h>
 #include <linux/jump_label.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
 #include "psi_mod_compat.h"
@@ -57,6 +60,10 @@ void psim_probes_check(void);
 unsigned int psim_store_table_size(void);
 void psim_probes_stop(void);
 u64 psim_cpu_snapshot(int cpu, struct psim_cpu_state *snap);
+struct psim_cgroup;
+u64 psim_cgroup_snapshot(struct psim_cgroup *g, int cpu,
+			 struct psim_cpu_state *snap);
+int psim_probes_cgroups(bool on);
 
 struct psim_cpu_debug {
 	struct psim_cpu_state st;
@@ -89,6 +96,11 @@ void psim_aggregate_read_percpu(enum psim_res res,
 				void *arg);
 u64 psim_aggregate_cpu_nonidle(int cpu);
 u32 psim_collect_poll(u64 *total);
+struct psim_cgroup;
+u64 psim_cgroup_aggregate(struct psim_cgroup *cg, bool from_work);
+void psim_cgroup_start(struct psim_cgroup *cg);
+void psim_cgroup_read(struct psim_cgroup *cg, enum psim_res res,
+		      unsigned long avg[2][3], u64 total[2]);
 
 #define PSIM_NR_LAGS	16
 
@@ -185,9 +197,95 @@ void psim_irq_debug(int cpu, u64 *total, u64 *charged,
 
 /* psi_cgroup.c */
 struct seq_file;
+struct cgroup;
 
-int psim_cgroups_start(bool on);
+/*
+ * A group's state on one CPU: a small object of its own on the CPU's node
+ * (psi_cgroup.c), since a group is made where nothing may sleep and the
+ * per-CPU allocator serves such requests only from what it has ready.
+ */
+struct psim_cgroup_cpu {
+	/* the probes', under the CPU's lock (struct psim_pcpu in psi_probes.c) */
+	struct psim_cpu_state st;
+	/* what each aggregator saw last of it, under the group's avgs_lock */
+	u64 times_prev[PSIM_NR_AGGS][PSIM_NR_STATES];
+};
+
+/*
+ * The group of a cgroup2 cgroup other than the root (whose pressure is
+ * the system's): its place in the tree, its per-CPU state and its totals
+ * and averages, as the kernel's struct psi_group.
+ */
+struct psim_cgroup {
+	struct psim_cgroup *parent;	/* NULL: a child of the root */
+	unsigned int level;		/* cgroup->level: 1 below the root */
+	struct cgroup *cgrp;		/* valid until its release */
+	u64 id;				/* cgroup_id() */
+	u64 parent_id;			/* the parent's, 1 for the root's children */
+	struct mutex avgs_lock;
+	struct psim_group agg;		/* under avgs_lock */
+	struct delayed_work avgs_work;	/* the kernel's group->avgs_work */
+	struct hlist_node hash;
+	struct list_head all;		/* psim_cgroup_list */
+	struct rcu_work free_work;
+	struct psim_cgroup_cpu *cpus[];	/* by CPU, every possible one */
+};
+
+static inline struct psim_cgroup_cpu *psim_cgroup_cpu(struct psim_cgroup *g,
+						      int cpu)
+{
+	return g->cpus[cpu];
+}
+
+/*
+ * On while the probes count tasks in their cgroups' groups (cgroups=1):
+ * see psi_probes.c, "Per-cgroup accounting".
+ */
+DECLARE_STATIC_KEY_FALSE(psim_cgroup_key);
+/* On while the groups hang on their cgroups' slots (psim_cgroup_slot_get) */
+DECLARE_STATIC_KEY_FALSE(psim_cgroup_slot_key);
+
+struct psim_cgroup *psim_cgroup_lookup(struct cgroup *cgrp);
+
+/* @cgrp's own group, or NULL (the root, or none could be made). */
+static inline struct psim_cgroup *psim_cgroup_get(struct cgroup *cgrp)
+{
+	if (static_branch_likely(&psim_cgroup_slot_key))
+		return psim_cgroup_slot_get(cgrp);
+	return psim_cgroup_lookup(cgrp);
+}
+
+/*
+ * The group @p's flags count in: its default-hierarchy cgroup's, or the
+ * nearest ancestor's that has one (a cgroup whose group could not be made
+ * counts in its parent's); NULL for the root. Under the task's runqueue
+ * lock or with preemption off otherwise (an RCU-sched reader: a css_set is
+ * freed after a grace period), as the kernel's task_psi_group().
+ */
+static inline struct psim_cgroup *psim_cgroup_of_task(struct task_struct *p)
+{
+	struct cgroup *cgrp = rcu_dereference_sched(p->cgroups)->dfl_cgrp;
+	struct psim_cgroup *g;
+
+	while (!(g = psim_cgroup_get(cgrp))) {
+		cgrp = cgroup_parent(cgrp);
+		if (!cgrp)
+			break;
+	}
+	return g;
+}
+
+/* The averaging of a group with activity, as psim_wake_clock() */
+static inline void psim_cgroup_wake_clock(struct psim_cgroup *g)
+{
+	if (!delayed_work_pending(&g->avgs_work))
+		queue_delayed_work(system_unbound_wq, &g->avgs_work,
+				   PSIM_FREQ);
+}
+
+int psim_cgroups_start(bool on, bool kernel_psi);
 void psim_cgroups_stop(void);
+bool psim_cgroups_counting(void);
 
 struct psim_cgroups_debug {
 	bool on;
@@ -198,6 +296,11 @@ struct psim_cgroups_debug {
 
 void psim_cgroups_debug(struct psim_cgroups_debug *d);
 void psim_cgroups_show(struct seq_file *m);
+void psim_cgroups_show_pressure(struct seq_file *m,
+				void (*show)(struct seq_file *m, u64 id,
+					     enum psim_res res,
+					     unsigned long avg[2][3],
+					     u64 total[2]));
 
 /* psi_proc.c */
 int psim_proc_create(const char *dir, bool percpu, bool irq);

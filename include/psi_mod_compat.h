@@ -114,6 +114,40 @@ struct compact_control;
 #endif
 
 /*
+ * Where the probes find a cgroup's group (psi_cgroup.c) fastest: the
+ * kernel's own per-cgroup PSI pointer, which a kernel with CONFIG_PSI
+ * whose PSI is off neither allocates nor reads (psi_cgroup_alloc() and
+ * psi_cgroup_free() return early, the pressure files are not made or
+ * fail with EOPNOTSUPP before they look), as with task_struct->psi_flags.
+ * From 6.1 cgroup->psi is a pointer, left NULL; before, struct psi_group
+ * is embedded and its pcpu pointer, never allocated, stands in. psi_mod
+ * writes it only while its own groups are on, and puts NULL back at a
+ * cgroup's release and at its stop. Without CONFIG_PSI, or with the
+ * kernel's PSI on, the groups are looked up by cgroup id instead.
+ */
+struct psim_cgroup;
+
+#ifdef CONFIG_PSI
+#define psim_have_cgroup_slot()	true
+#if PSIM_KERNEL_AT_LEAST(6, 1)
+#define psim_cgroup_slot_get(cgrp)					\
+	((struct psim_cgroup *)(void *)READ_ONCE((cgrp)->psi))
+#define psim_cgroup_slot_set(cgrp, g)					\
+	WRITE_ONCE((cgrp)->psi, (struct psi_group *)(void *)(g))
+#else
+#define psim_cgroup_slot_get(cgrp)					\
+	((struct psim_cgroup *)(__force void *)READ_ONCE((cgrp)->psi.pcpu))
+#define psim_cgroup_slot_set(cgrp, g)					\
+	WRITE_ONCE((cgrp)->psi.pcpu,					\
+		   (struct psi_group_cpu __percpu *)(__force void __percpu *)(g))
+#endif
+#else
+#define psim_have_cgroup_slot()	false
+#define psim_cgroup_slot_get(cgrp)	((void)(cgrp), (struct psim_cgroup *)NULL)
+#define psim_cgroup_slot_set(cgrp, g)	((void)(cgrp), (void)(g))
+#endif
+
+/*
  * Whether the kernel's own PSI is on, from the kernel's state rather than
  * from anything under /proc, which depends on the caller's root, mount
  * namespace and mount options. With it on, psi_enqueue() sets TSK_RUNNING

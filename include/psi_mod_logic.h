@@ -61,8 +61,18 @@ enum psim_task_count {
 #define PSIM_TSK_RUNNING		BIT(PSIM_NR_RUNNING)
 #define PSIM_TSK_MEMSTALL_RUNNING	BIT(PSIM_NR_MEMSTALL_RUNNING)
 #define PSIM_TSK_MASK			((1U << PSIM_NR_COUNTS) - 1)
+/*
+ * Per-cgroup accounting (cgroups=1): the task's flags are counted in its
+ * cgroup's group and every ancestor's too, not only on the CPU. A word
+ * without it counts on the CPU alone, until an event of the task adds it
+ * to its groups (a task the groups have not seen yet, or one in the middle
+ * of a move between cgroups). Every transition below keeps it as it is,
+ * but a task's death, which ends all of its counting.
+ */
+#define PSIM_TSK_GROUPED		BIT(7)
 #define PSIM_DEPTH_SHIFT		8
 #define PSIM_DEPTH_MAX			0xffU
+#define PSIM_DEPTH_BITS			(PSIM_DEPTH_MAX << PSIM_DEPTH_SHIFT)
 
 /*
  * Pressure states, in the kernel's order (enum psi_states of a kernel
@@ -336,7 +346,7 @@ static inline u16 psim_task_memstall_enter(u16 w, unsigned int *clear,
 	*set = 0;
 	if (depth == PSIM_DEPTH_MAX)
 		return w;
-	w = (w & PSIM_TSK_MASK) | ((depth + 1) << PSIM_DEPTH_SHIFT);
+	w = (w & ~PSIM_DEPTH_BITS) | ((depth + 1) << PSIM_DEPTH_SHIFT);
 	/* It runs, so it is runnable even if we never saw it wake. */
 	return psim_make_runnable(w, clear, set);
 }
@@ -353,7 +363,7 @@ static inline u16 psim_task_memstall_leave(u16 w, unsigned int *clear,
 		return w;
 	if (--depth == 0)
 		*clear = w & (PSIM_TSK_MEMSTALL | PSIM_TSK_MEMSTALL_RUNNING);
-	return (w & PSIM_TSK_MASK & ~*clear) | (depth << PSIM_DEPTH_SHIFT);
+	return (w & ~PSIM_DEPTH_BITS & ~*clear) | (depth << PSIM_DEPTH_SHIFT);
 }
 
 /*

@@ -74,7 +74,8 @@ static bool psim_avgs_chained;
  * there is task activity that the averaging clock should keep sampling
  * (only @from_work).
  */
-static u32 psim_collect(enum psim_agg agg, u64 *total, bool from_work)
+static u32 psim_collect(struct psim_cgroup *cg, enum psim_agg agg,
+			u64 *total, bool from_work)
 {
 	u64 deltas[PSIM_NR_STATES - 1] = { 0, };
 	int this_cpu = raw_smp_processor_id();
@@ -88,17 +89,21 @@ static u32 psim_collect(enum psim_agg agg, u64 *total, bool from_work)
 		struct psim_cpu_state snap;
 		unsigned long nonidle;
 		bool resched;
-		u64 now;
+		u64 now, *prev;
 
-		now = psim_cpu_snapshot(cpu, &snap);
-		changed = psim_cpu_recent_times(&snap, now,
-						per_cpu(psim_times_prev, cpu)[agg],
-						times);
+		if (cg) {
+			now = psim_cgroup_snapshot(cg, cpu, &snap);
+			prev = psim_cgroup_cpu(cg, cpu)->times_prev[agg];
+		} else {
+			now = psim_cpu_snapshot(cpu, &snap);
+			prev = per_cpu(psim_times_prev, cpu)[agg];
+		}
+		changed = psim_cpu_recent_times(&snap, now, prev, times);
 		nonidle = nsecs_to_jiffies(times[PSIM_NONIDLE]);
 		nonidle_total += nonidle;
 		psim_accumulate(deltas, times, nonidle);
 		changed_all |= changed;
-		if (agg == PSIM_AVGS && psim_percpu) {
+		if (!cg && agg == PSIM_AVGS && psim_percpu) {
 			struct psim_group *g = &per_cpu(psim_cpu_group, cpu);
 			int s;
 
@@ -112,7 +117,8 @@ static u32 psim_collect(enum psim_agg agg, u64 *total, bool from_work)
 		/*
 		 * The CPU running this work is never idle: the worker itself
 		 * counts as running there. Keep sampling only if something
-		 * else is (the kernel's rule in get_recent_times()).
+		 * else is (the kernel's rule in get_recent_times(), which it
+		 * applies to a cgroup's work as well).
 		 */
 		if (cpu == this_cpu)
 			resched = snap.tasks[PSIM_NR_RUNNING] +
@@ -135,7 +141,7 @@ static u32 psim_collect(enum psim_agg agg, u64 *total, bool from_work)
  */
 u32 psim_collect_poll(u64 *total)
 {
-	return psim_collect(PSIM_POLL, total, false);
+	return psim_collect(NULL, PSIM_POLL, total, false);
 }
 
 /* Collect, and fold the averages if a period is due. */
@@ -145,7 +151,7 @@ static u32 psim_aggregate(bool from_work, u64 *now)
 
 	lockdep_assert_held(&psim_avgs_lock);
 	*now = sched_clock();
-	changed = psim_collect(PSIM_AVGS, psim_group.total, from_work);
+	changed = psim_collect(NULL, PSIM_AVGS, psim_group.total, from_work);
 	if (*now >= psim_group.avg_next_update) {
 		/*
 		 * The unprivileged triggers, once per period, on the totals
@@ -284,6 +290,45 @@ void psim_aggregate_debug(struct psim_aggregate_debug *d)
 	memcpy(d->seen, psim_group.seen, sizeof(d->seen));
 	mutex_unlock(&psim_avgs_lock);
 	d->pending = delayed_work_pending(&psim_avgs_work);
+}
+
+/*
+ * A cgroup's group (psi_cgroup.c), with its avgs_lock held: the
+ * collection and, when a period is due, the averages, as the system's
+ * (the kernel's psi_avgs_work() of a cgroup). Returns how long until the
+ * next period is due while there is task activity (>= 1 ns), 0 when the
+ * group's clock may stop.
+ */
+u64 psim_cgroup_aggregate(struct psim_cgroup *cg, bool from_work)
+{
+	struct psim_group *g = &cg->agg;
+	u64 now = sched_clock();
+	u32 changed;
+
+	lockdep_assert_held(&cg->avgs_lock);
+	changed = psim_collect(cg, PSIM_AVGS, g->total, from_work);
+	if (now >= g->avg_next_update)
+		g->avg_next_update = psim_update_averages(g, now);
+	if (!(changed & PSIM_STATE_RESCHEDULE))
+		return 0;
+	return max(g->avg_next_update - now, 1ULL);
+}
+
+/* Fresh totals and averages for a new group: from zero, as the kernel's. */
+void psim_cgroup_start(struct psim_cgroup *cg)
+{
+	psim_group_start(&cg->agg, sched_clock(), jiffies_to_nsecs(PSIM_FREQ),
+			 false);
+}
+
+/* A group's figures of @res as shown, up to date: psim_aggregate_read(). */
+void psim_cgroup_read(struct psim_cgroup *cg, enum psim_res res,
+		      unsigned long avg[2][3], u64 total[2])
+{
+	mutex_lock(&cg->avgs_lock);
+	psim_cgroup_aggregate(cg, false);
+	psim_group_shown(&cg->agg, res, avg, total);
+	mutex_unlock(&cg->avgs_lock);
 }
 
 /*

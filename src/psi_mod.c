@@ -38,6 +38,7 @@ static bool psim_warmup;		/* warmup= */
 static bool psim_percpu;		/* percpu= */
 static bool psim_irq;			/* irq= */
 static bool psim_cgroups;		/* cgroups= */
+static bool psim_kernel_psi;		/* the kernel's own PSI on, at the start */
 static unsigned int psim_fail_start;	/* fail_start= */
 
 /*
@@ -272,7 +273,8 @@ static int psim_start(void)
 	if (ret)
 		goto err;
 	/* the groups before the probes that will charge them */
-	ret = psim_cgroups_start(psim_cgroups);
+	psim_kernel_psi = kernel_psi;
+	ret = psim_cgroups_start(psim_cgroups, kernel_psi);
 	if (ret)
 		goto err;
 	done = PSIM_STEP_CGROUPS;
@@ -443,11 +445,11 @@ module_param_cb(irq, &psim_bool_ops, &psim_irq, 0444);
 MODULE_PARM_DESC(irq, "Also provide <proc_dir>/irq, irq pressure from the interrupt tracepoints (1), at a cost on every interrupt; off by default (0)");
 
 /*
- * cgroups=1: keep a group for every cgroup2 cgroup (psi_cgroup.c), the
- * tree that per-cgroup pressure is to hang on. No per-cgroup figures or
- * files come of it yet, so it is off unless asked for. Writable at
- * runtime: while the module is active the tree is made (every cgroup
- * there adopted) or freed at once; otherwise the next start follows it.
+ * cgroups=1: per-cgroup pressure, a group for every cgroup2 cgroup
+ * (psi_cgroup.c) in which the probes count its tasks, as the kernel's
+ * per-cgroup PSI. Writable at runtime: while the module is active the
+ * groups are made (every cgroup there adopted, its tasks counted from
+ * their next event) or freed at once; otherwise the next start follows it.
  */
 static int psim_cgroups_set(const char *val, const struct kernel_param *kp)
 {
@@ -459,10 +461,17 @@ static int psim_cgroups_set(const char *val, const struct kernel_param *kp)
 
 	mutex_lock(&psim_ctl_lock);
 	if (psim_active && on != psim_cgroups) {
-		if (on)
-			ret = psim_cgroups_start(true);
-		else
+		if (on) {
+			ret = psim_cgroups_start(true, psim_kernel_psi);
+			if (!ret && psim_cgroups_counting()) {
+				ret = psim_probes_cgroups(true);
+				if (ret)
+					psim_cgroups_stop();
+			}
+		} else {
+			psim_probes_cgroups(false);
 			psim_cgroups_stop();
+		}
 	}
 	if (!ret)
 		psim_cgroups = on;
@@ -475,7 +484,7 @@ static const struct kernel_param_ops psim_cgroups_ops = {
 	.get = psim_bool_get,
 };
 module_param_cb(cgroups, &psim_cgroups_ops, &psim_cgroups, 0644);
-MODULE_PARM_DESC(cgroups, "Track the cgroup2 tree for per-cgroup pressure (1; no per-cgroup files yet), or not (0, default); writable at runtime");
+MODULE_PARM_DESC(cgroups, "Per-cgroup pressure for every cgroup2 cgroup (1; figures in debugfs psi_mod/cgroup_pressure, no per-cgroup files yet), or not (0, default); writable at runtime");
 
 /*
  * proc_dir names one directory under /proc: letters, digits, '.', '-' and

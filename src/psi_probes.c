@@ -113,6 +113,12 @@ struct psim_pcpu {
 	seqcount_raw_spinlock_t seq;	/* st for lockless readers */
 	struct psim_cpu_state st;
 	pid_t curr;	/* the task last switched in here */
+	/*
+	 * cgroups=1: the group whose path counts the current task as on
+	 * the CPU (NULL: none, the root only): its group if its word is
+	 * PSIM_TSK_GROUPED, else NULL.
+	 */
+	struct psim_cgroup *curr_grp;
 	u32 wtag;	/* a word's upper half for this CPU, see psim_tasks */
 	u32 relocations;	/* words found elsewhere: slow paths */
 	/* offline switches to idle done by the kprobe, by the dead callback */
@@ -219,13 +225,23 @@ static inline void psim_store(u32 *w, u16 lo, const struct psim_pcpu *pc)
 	WRITE_ONCE(*w, lo | pc->wtag);
 }
 
+DEFINE_STATIC_KEY_FALSE(psim_cgroup_key);
+
+/* Per-cgroup accounting is on: see "Per-cgroup accounting" below. */
+static inline bool psim_groups_on(void)
+{
+	return static_branch_unlikely(&psim_cgroup_key);
+}
+
 /*
  * The word of most tasks that run or wait to run on @pc's CPU: runnable,
- * in no memory stall.
+ * in no memory stall (and with per-cgroup accounting, counted in its
+ * groups).
  */
 static inline u32 psim_word_running(const struct psim_pcpu *pc)
 {
-	return PSIM_TSK_RUNNING | pc->wtag;
+	return PSIM_TSK_RUNNING | pc->wtag |
+	       (psim_groups_on() ? PSIM_TSK_GROUPED : 0);
 }
 
 static noinline void psim_note_beyond(unsigned int pid)
@@ -280,17 +296,23 @@ static inline u32 *psim_word(struct task_struct *p)
 	return w;
 }
 
-/* The word of the task with @pid, if it is alive; under rcu_read_lock(). */
-static u32 *psim_word_by_pid(pid_t pid)
+/*
+ * The word of the task with @pid, if it is alive, and in *@pp the task
+ * (NULL if it is gone: a pid table's word may outlive it); under
+ * rcu_read_lock().
+ */
+static u32 *psim_word_by_pid(pid_t pid, struct task_struct **pp)
 {
 	struct task_struct *p;
 
+	*pp = NULL;
 	if (pid <= 0)
 		return NULL;
+	p = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_PID);
+	*pp = p;
 	if (static_branch_unlikely(&psim_table_key))
 		return (unsigned int)pid < psim_tasks_nr ? &psim_tasks[pid] :
 							     NULL;
-	p = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_PID);
 	return p ? psim_word(p) : NULL;
 }
 
@@ -347,6 +369,349 @@ static inline void psim_update_wakeup(struct psim_cpu_state *st,
 		now = max(queued, st->state_start);
 	psim_set_mask(st, now, mask);
 	psim_poll_kick(mask);
+}
+
+/*
+ * Per-cgroup accounting (cgroups=1)
+ * ---------------------------------
+ * A task's flags count on its CPU (the root, the system-wide state) and,
+ * when its word says PSIM_TSK_GROUPED, in the group of its cgroup
+ * (psim_cgroup_of_task()) and every ancestor's, each group with a
+ * struct psim_cpu_state per CPU under the same per-CPU lock. The kernel's
+ * rules, per group: the same counts and states, a group's oncpu the
+ * current task's being in it (pc->curr_grp's path), cpu full real below
+ * the root, and a switch changes only the groups below the common
+ * ancestor of the two tasks' (psim_groups_oncpu()).
+ *
+ * A word without PSIM_TSK_GROUPED counts on the CPU alone; the next event
+ * of its task that holds the word's lock adds its flags to its groups
+ * (psim_settle()): a task not seen since the groups came (the load, or
+ * cgroups= turned on at runtime), as a task is not counted before its
+ * first event at the load.
+ *
+ * A move between cgroups changes task->cgroups in css_set_move_task(),
+ * under css_set_lock, where the kernel's PSI moves the task's counts
+ * (cgroup_move_task()); a kretprobe there does the same in two halves
+ * around the change: on entry the flags leave the old groups and the word
+ * loses PSIM_TSK_GROUPED, on return they are settled in the new ones.
+ * Between the halves the task is psim_moving (css_set_lock makes it one
+ * task at a time) and psim_settle() leaves it alone.
+ */
+static struct task_struct *psim_moving;
+
+/* One event's time for the groups it changes, read at the first change. */
+struct psim_gclk {
+	u64 now;	/* 0: not read yet */
+	u64 queued;	/* a wakeup's enqueue stamp (psim_update_wakeup()), or 0 */
+};
+
+static inline u64 psim_gclk_now(struct psim_gclk *k, int cpu)
+{
+	if (!k->now) {
+		k->now = cpu_clock(cpu);
+		if (k->queued && k->queued < k->now)
+			k->now = k->queued;
+	}
+	return k->now;
+}
+
+static inline struct psim_cpu_state *psim_gst(struct psim_cgroup *g, int cpu)
+{
+	return &psim_cgroup_cpu(g, cpu)->st;
+}
+
+/*
+ * A group's psim_update(): a new state mask ends its period (a time
+ * before the period's start charges nothing: the wakeup rule) and keeps
+ * the group's averaging going, as the kernel's psi_group_change().
+ */
+static void psim_group_update(struct psim_cgroup *g, struct psim_cpu_state *st,
+			      int cpu, struct psim_gclk *k)
+{
+	u32 mask;
+
+	if (!psim_mask_changes(st, &mask))
+		return;
+	psim_set_mask(st, psim_gclk_now(k, cpu), mask);
+	psim_cgroup_wake_clock(g);
+}
+
+/* A task's change of counts on @cpu in group @g and its ancestors. */
+static void psim_groups_change(struct psim_cgroup *g, int cpu,
+			       unsigned int clear, unsigned int set,
+			       struct psim_gclk *k)
+{
+	struct psim_cpu_state *st;
+
+	if (!(clear | set))
+		return;
+	for (; g; g = g->parent) {
+		st = psim_gst(g, cpu);
+		psim_cpu_counts(st, clear, set);
+		psim_group_update(g, st, cpu, k);
+	}
+}
+
+/* The nearest group that has both @a and @b below it, or NULL (the root). */
+static struct psim_cgroup *psim_groups_common(struct psim_cgroup *a,
+					      struct psim_cgroup *b)
+{
+	while (a != b) {
+		if (!a || !b)
+			return NULL;
+		if (a->level > b->level) {
+			a = a->parent;
+		} else if (b->level > a->level) {
+			b = b->parent;
+		} else {
+			a = a->parent;
+			b = b->parent;
+		}
+	}
+	return a;
+}
+
+/*
+ * The CPU's current task counts as on the CPU in @to's path from now on,
+ * @ms whether it is in a memory stall (the kernel's TSK_ONCPU and the
+ * full-memory rule of a reclaiming current task): the groups of the one
+ * before (pc->curr_grp) that are not also @to's lose it, @to's below
+ * their common ancestor gain it, and from the common one up only the
+ * memory stall can change. With @pc (@cpu's) locked.
+ */
+static void psim_groups_oncpu(struct psim_pcpu *pc, int cpu,
+			      struct psim_cgroup *to, bool ms,
+			      struct psim_gclk *k)
+{
+	struct psim_cgroup *common = psim_groups_common(pc->curr_grp, to);
+	struct psim_cpu_state *st;
+	struct psim_cgroup *g;
+
+	for (g = pc->curr_grp; g != common; g = g->parent) {
+		st = psim_gst(g, cpu);
+		st->oncpu = 0;
+		st->curr_memstall = 0;
+		psim_group_update(g, st, cpu, k);
+	}
+	for (g = to; g; g = g->parent) {
+		st = psim_gst(g, cpu);
+		if (g == common && st->curr_memstall == ms)
+			break;
+		st->oncpu = 1;
+		st->curr_memstall = ms;
+		psim_group_update(g, st, cpu, k);
+	}
+	pc->curr_grp = to;
+}
+
+/* The group a word's flags count in: @p's if the word says so, or none. */
+static inline struct psim_cgroup *psim_word_group(struct task_struct *p,
+						  u16 lo)
+{
+	return (lo & PSIM_TSK_GROUPED) ? psim_cgroup_of_task(p) : NULL;
+}
+
+/*
+ * A word that counts on the CPU alone gets its flags counted in its
+ * task's groups too, unless the task is between the halves of a move.
+ * With @pc (@cpu's, the word's) locked. Returns the word's low half.
+ */
+static u16 psim_settle(struct psim_pcpu *pc, int cpu, struct task_struct *p,
+		       u32 *w, struct psim_gclk *k)
+{
+	u16 lo = psim_lo(READ_ONCE(*w));
+
+	if ((lo & PSIM_TSK_GROUPED) || READ_ONCE(psim_moving) == p)
+		return lo;
+	psim_groups_change(psim_cgroup_of_task(p), cpu, 0, lo & PSIM_TSK_MASK,
+			   k);
+	lo |= PSIM_TSK_GROUPED;
+	psim_store(w, lo, pc);
+	return lo;
+}
+
+/*
+ * The halves of a move (@begin: on entry to css_set_move_task(), else on
+ * its return, with task->cgroups changed in between), under the lock of
+ * the CPU the task's word names, which every change of the word holds.
+ * The first half makes every later lock section see psim_moving first:
+ * a settle that began before it is over, and its word shows it.
+ */
+static void psim_move(struct task_struct *p, bool begin)
+{
+	struct psim_gclk k = { 0 };
+	u32 *w = psim_word_peek(p), v;
+	struct psim_pcpu *pc;
+	unsigned long flags;
+	int cpu;
+	u16 lo;
+
+	/* a pid beyond the table is counted nowhere */
+	if (!w)
+		return;
+	local_irq_save(flags);
+	if (begin) {
+		WRITE_ONCE(psim_moving, p);
+		for_each_possible_cpu(cpu) {
+			pc = per_cpu_ptr(&psim_pcpu, cpu);
+			raw_spin_lock(&pc->lock);
+			raw_spin_unlock(&pc->lock);
+		}
+	}
+retry:
+	v = READ_ONCE(*w);
+	cpu = psim_wcpu(v);
+	if (cpu < 0) {
+		/* counted nowhere yet: its first event settles it */
+		if (!begin)
+			WRITE_ONCE(psim_moving, NULL);
+		goto out;
+	}
+	pc = per_cpu_ptr(&psim_pcpu, cpu);
+	psim_lock(pc);
+	if (READ_ONCE(*w) != v) {
+		psim_unlock(pc);
+		goto retry;
+	}
+	if (begin) {
+		if (v & PSIM_TSK_GROUPED) {
+			psim_groups_change(psim_cgroup_of_task(p), cpu,
+					   v & PSIM_TSK_MASK, 0, &k);
+			psim_store(w, psim_lo(v) & ~PSIM_TSK_GROUPED, pc);
+			if (pc->curr == p->pid)
+				psim_groups_oncpu(pc, cpu, NULL, false, &k);
+		}
+	} else {
+		WRITE_ONCE(psim_moving, NULL);
+		lo = psim_settle(pc, cpu, p, w, &k);
+		if (pc->curr == p->pid)
+			psim_groups_oncpu(pc, cpu, psim_word_group(p, lo),
+					  lo & PSIM_TSK_MEMSTALL, &k);
+	}
+	psim_unlock(pc);
+out:
+	local_irq_restore(flags);
+}
+
+/* css_set_move_task(task, from_cset, to_cset, use_mg_tasks) */
+static int psim_krp_move_entry(struct kretprobe_instance *ri,
+			       struct pt_regs *regs)
+{
+	struct task_struct *p;
+	struct css_set *from, *to;
+
+	p = (struct task_struct *)regs_get_kernel_argument(regs, 0);
+	from = (struct css_set *)regs_get_kernel_argument(regs, 1);
+	to = (struct css_set *)regs_get_kernel_argument(regs, 2);
+	/* a fork (no source), an exit (no destination): task->cgroups stays */
+	if (!from || !to || from->dfl_cgrp == to->dfl_cgrp || !p->pid)
+		return 1;	/* no return half */
+	*(struct task_struct **)ri->data = p;
+	psim_move(p, true);
+	return 0;
+}
+
+static int psim_krp_move_ret(struct kretprobe_instance *ri,
+			     struct pt_regs *regs)
+{
+	psim_move(*(struct task_struct **)ri->data, false);
+	return 0;
+}
+
+static struct kretprobe psim_krp_move;
+static bool psim_krp_move_attached;
+
+/* A word loses PSIM_TSK_GROUPED, under the lock of the CPU it names. */
+static void psim_ungroup(struct task_struct *p)
+{
+	u32 *w = psim_word_peek(p), v;
+	struct psim_pcpu *pc;
+	unsigned long flags;
+	int cpu;
+
+	if (!w)
+		return;
+	local_irq_save(flags);
+retry:
+	v = READ_ONCE(*w);
+	cpu = psim_wcpu(v);
+	if (!(v & PSIM_TSK_GROUPED) || cpu < 0)
+		goto out;
+	pc = per_cpu_ptr(&psim_pcpu, cpu);
+	psim_lock(pc);
+	if (READ_ONCE(*w) != v) {
+		psim_unlock(pc);
+		goto retry;
+	}
+	WRITE_ONCE(*w, v & ~PSIM_TSK_GROUPED);
+	psim_unlock(pc);
+out:
+	local_irq_restore(flags);
+}
+
+/*
+ * Per-cgroup accounting on (the groups made, psi_cgroup.c) or off (before
+ * the groups go). On: the moves are seen before anything is counted in a
+ * group. Off, with the probes attached: nothing counts in a group after
+ * this, and no word says it does (a thread that has left the task list on
+ * its way to its last switch keeps its word's bit, and its last switch
+ * clears the word); with them detached (@words_stay false: the stop
+ * clears every word) the words are left alone.
+ */
+int psim_probes_cgroups(bool on)
+{
+	struct task_struct *g, *t;
+	unsigned long flags;
+	int cpu, ret;
+
+	if (on) {
+		memset(&psim_krp_move, 0, sizeof(psim_krp_move));
+		psim_krp_move.kp.symbol_name = "css_set_move_task";
+		psim_krp_move.entry_handler = psim_krp_move_entry;
+		psim_krp_move.handler = psim_krp_move_ret;
+		psim_krp_move.data_size = sizeof(struct task_struct *);
+		ret = register_kretprobe(&psim_krp_move);
+		if (ret) {
+			pr_err("cgroups=1: cannot probe css_set_move_task(), where tasks move between cgroups: %d\n",
+			       ret);
+			return ret;
+		}
+		psim_krp_move_attached = true;
+		WRITE_ONCE(psim_moving, NULL);
+		static_branch_enable(&psim_cgroup_key);
+		return 0;
+	}
+	if (!psim_krp_move_attached)
+		return 0;
+	static_branch_disable(&psim_cgroup_key);
+	unregister_kretprobe(&psim_krp_move);
+	psim_krp_move_attached = false;
+	/* the probes that saw the key on have returned */
+	synchronize_rcu();
+	WRITE_ONCE(psim_moving, NULL);
+	rcu_read_lock();
+	for_each_process_thread(g, t)
+		psim_ungroup(t);
+	rcu_read_unlock();
+	for_each_possible_cpu(cpu) {
+		struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+
+		raw_spin_lock_irqsave(&pc->lock, flags);
+		pc->curr_grp = NULL;
+		raw_spin_unlock_irqrestore(&pc->lock, flags);
+	}
+	return 0;
+}
+
+/* A word's flags move from CPU @from's groups to @to's (both locked). */
+static void psim_relocate_groups(struct task_struct *p, u32 v,
+				 unsigned int from, unsigned int to)
+{
+	struct psim_cgroup *g = psim_cgroup_of_task(p);
+	struct psim_gclk kf = { 0 }, kt = { 0 };
+
+	psim_groups_change(g, from, v & PSIM_TSK_MASK, 0, &kf);
+	psim_groups_change(g, to, 0, v & PSIM_TSK_MASK, &kt);
 }
 
 /*
@@ -420,6 +785,8 @@ retry:
 		psim_update(&opc->st, old);
 		psim_cpu_counts(&pc->st, 0, v & PSIM_TSK_MASK);
 		psim_update(&pc->st, cpu);
+		if (psim_groups_on() && (v & PSIM_TSK_GROUPED))
+			psim_relocate_groups(p, v, old, cpu);
 	}
 	/* every slow path, flags or not: it took another CPU's lock */
 	pc->relocations++;
@@ -504,6 +871,11 @@ psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
 	}
 	if (vp != psim_word_running(pc) || vn != psim_word_running(pc))
 		return PSIM_SW_OTHER;
+	/* both in the groups of the one on the CPU, which stay on it */
+	if (psim_groups_on() &&
+	    (psim_cgroup_of_task(prev) != pc->curr_grp ||
+	     psim_cgroup_of_task(next) != pc->curr_grp))
+		return PSIM_SW_OTHER;
 	state = psim_task_state(prev);
 	if (preempt || state == TASK_RUNNING)
 		return PSIM_SW_SETTLED;
@@ -522,10 +894,15 @@ static inline void psim_sleep_commit(struct psim_pcpu *pc, unsigned int cpu,
 {
 	bool keep = psim_run_dec_keeps_mask(&pc->st);
 
-	psim_store(wp, 0, pc);
+	psim_store(wp, psim_lo(READ_ONCE(*wp)) & ~PSIM_TSK_RUNNING, pc);
 	psim_cpu_counts(&pc->st, PSIM_TSK_RUNNING, 0);
 	if (!keep)
 		psim_update(&pc->st, cpu);
+	if (psim_groups_on()) {
+		struct psim_gclk k = { 0 };
+
+		psim_groups_change(pc->curr_grp, cpu, PSIM_TSK_RUNNING, 0, &k);
+	}
 }
 
 /*
@@ -552,7 +929,9 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 					struct task_struct *next)
 {
 	unsigned int clear, set, changed = 0;
+	bool groups = psim_groups_on();
 	bool wake_clock = true;
+	struct psim_gclk k;
 	u32 *wp, *wn;
 	u8 oncpu;
 	u16 nw = 0;
@@ -566,16 +945,30 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 	 */
 	u64 now = (!prev->pid || !next->pid) ? cpu_clock(cpu) : 0;
 
+	k.now = now;
+	k.queued = 0;
 	psim_lock(pc);
-	/* with the pid table, the plain sleep is told here, under the lock */
-	if (!psim_words_in_tasks() &&
-	    psim_switch_kind(pc, prev, next, preempt, cpu, true) ==
-	    PSIM_SW_SLEEP) {
-		psim_sleep_commit(pc, cpu, psim_word_peek(prev));
-		pc->curr = next->pid;
-		psim_unlock(pc);
-		psim_wake_clock();
-		return;
+	/*
+	 * With the pid table the plain sleep is told here, under the lock;
+	 * with per-cgroup accounting both short switches are, since a move
+	 * between cgroups changes words and groups under this lock only.
+	 */
+	if (groups || !psim_words_in_tasks()) {
+		enum psim_switch_kind kind;
+
+		kind = psim_switch_kind(pc, prev, next, preempt, cpu, true);
+		if (kind == PSIM_SW_SLEEP) {
+			psim_sleep_commit(pc, cpu, psim_word_peek(prev));
+			pc->curr = next->pid;
+			psim_unlock(pc);
+			psim_wake_clock();
+			return;
+		}
+		if (groups && kind == PSIM_SW_SETTLED) {
+			pc->curr = next->pid;
+			psim_unlock(pc);
+			return;
+		}
 	}
 	/*
 	 * The pids only under the lock: an exec from a non-leader thread
@@ -596,7 +989,9 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 		 * before the switch, and such a task stays queued.
 		 */
 		bool sleep = !preempt && state != TASK_RUNNING;
-		u16 lo = psim_lo(*wp), pw;
+		u16 lo = groups ? psim_settle(pc, cpu, prev, wp, &k) :
+				  psim_lo(*wp);
+		u16 pw;
 
 		pw = psim_task_switch_out(lo, sleep, sleep && prev->in_iowait,
 					  sleep && state == TASK_DEAD, &clear,
@@ -605,6 +1000,9 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 		if (pw != lo)
 			psim_store(wp, pw, pc);
 		psim_cpu_counts(&pc->st, clear, set);
+		if (groups)
+			psim_groups_change(psim_word_group(prev, lo), cpu,
+					   clear, set, &k);
 		changed |= clear | set;
 		/*
 		 * The aggregation worker going to sleep must not restart
@@ -617,7 +1015,8 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 	pc->curr = next->pid;
 	wn = next->pid ? psim_word_on(pc, next, cpu) : NULL;
 	if (wn) {
-		u16 lo = psim_lo(*wn);
+		u16 lo = groups ? psim_settle(pc, cpu, next, wn, &k) :
+				  psim_lo(*wn);
 
 		nw = lo;
 		/* usually woken (or preempted) and so counted already */
@@ -625,9 +1024,15 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 			nw = psim_task_wakeup(lo, &clear, &set);
 			psim_store(wn, nw, pc);
 			psim_cpu_counts(&pc->st, clear, set);
+			if (groups)
+				psim_groups_change(psim_word_group(next, lo),
+						   cpu, clear, set, &k);
 			changed |= clear | set;
 		}
 	}
+	if (groups)
+		psim_groups_oncpu(pc, cpu, wn ? psim_word_group(next, nw) : NULL,
+				  nw & PSIM_TSK_MEMSTALL, &k);
 
 	/*
 	 * A switch between two runnable tasks changes no state (the common
@@ -638,7 +1043,7 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 	    pc->st.curr_memstall != !!(nw & PSIM_TSK_MEMSTALL)) {
 		pc->st.oncpu = oncpu;
 		pc->st.curr_memstall = !!(nw & PSIM_TSK_MEMSTALL);
-		psim_update_at(&pc->st, cpu, now);
+		psim_update_at(&pc->st, cpu, k.now);
 	} else {
 		wake_clock = false;
 	}
@@ -653,6 +1058,11 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
 	unsigned int cpu = smp_processor_id();
 
+	/* with per-cgroup accounting every switch is told under the lock */
+	if (psim_groups_on()) {
+		psim_switch_locked(pc, cpu, preempt, prev, next);
+		return;
+	}
 	switch (psim_switch_kind(pc, prev, next, preempt, cpu, false)) {
 	case PSIM_SW_SETTLED:
 		WRITE_ONCE(pc->curr, next->pid);
@@ -674,13 +1084,18 @@ static noinline void psim_wakeup_other(struct psim_pcpu *pc,
 				       struct task_struct *p, u32 *w,
 				       unsigned int cpu)
 {
+	struct psim_gclk k = { .queued = psim_enqueued_at(p) };
 	unsigned int clear, set;
+	u16 lo;
 
 	if (!psim_word_here(READ_ONCE(*w), pc))
 		w = psim_relocate_locked_slow(pc, p, cpu);
-	psim_store(w, psim_task_wakeup(psim_lo(*w), &clear, &set), pc);
+	lo = psim_groups_on() ? psim_settle(pc, cpu, p, w, &k) : psim_lo(*w);
+	psim_store(w, psim_task_wakeup(lo, &clear, &set), pc);
 	psim_cpu_counts(&pc->st, clear, set);
 	psim_update_wakeup(&pc->st, p, cpu);
+	if (psim_groups_on())
+		psim_groups_change(psim_word_group(p, lo), cpu, clear, set, &k);
 }
 
 /* A wakeup that makes @p runnable; @w is its word. Out of line, as above. */
@@ -688,7 +1103,7 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 {
 	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, task_cpu(p));
 	unsigned int cpu;
-	u32 v;
+	u32 v, grouped;
 
 	/*
 	 * Every wakeup here fires under the task's runqueue lock, so
@@ -706,20 +1121,29 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 	 */
 	cpu = task_cpu(p);
 	v = READ_ONCE(*w);
-	if (likely((v & ~PSIM_TSK_IOWAIT) == pc->wtag)) {
+	grouped = psim_groups_on() ? PSIM_TSK_GROUPED : 0;
+	if (likely((v & ~PSIM_TSK_IOWAIT) == (pc->wtag | grouped))) {
 		/*
-		 * The common wakeup: counted here, in no memory stall, asleep
-		 * in iowait or not: psim_task_wakeup() in short.
+		 * The common wakeup: counted here (and in its groups, with
+		 * per-cgroup accounting), in no memory stall, asleep in
+		 * iowait or not: psim_task_wakeup() in short.
 		 */
 		bool keep = !(v & PSIM_TSK_IOWAIT) &&
 			    psim_run_inc_keeps_mask(&pc->st);
 
-		psim_store(w, PSIM_TSK_RUNNING, pc);
+		psim_store(w, PSIM_TSK_RUNNING | grouped, pc);
 		if (v & PSIM_TSK_IOWAIT)
 			psim_cpu_counts(&pc->st, PSIM_TSK_IOWAIT, 0);
 		psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
 		if (!keep)
 			psim_update_wakeup(&pc->st, p, cpu);
+		if (grouped) {
+			struct psim_gclk k = { .queued = psim_enqueued_at(p) };
+
+			psim_groups_change(psim_cgroup_of_task(p), cpu,
+					   v & PSIM_TSK_IOWAIT,
+					   PSIM_TSK_RUNNING, &k);
+		}
 	} else {
 		psim_wakeup_other(pc, p, w, cpu);
 	}
@@ -780,6 +1204,15 @@ static void psim_probe_wakeup_new(void *data, struct task_struct *p)
 		psim_store(w, PSIM_TSK_RUNNING, pc);
 		psim_cpu_counts(&pc->st, left, PSIM_TSK_RUNNING);
 		psim_update_wakeup(&pc->st, p, cpu);
+		/*
+		 * In its groups from the start (a word in task_struct has no
+		 * earlier owner's flags: left is none of the groups' concern).
+		 */
+		if (psim_groups_on()) {
+			struct psim_gclk k = { .queued = psim_enqueued_at(p) };
+
+			psim_settle(pc, cpu, p, w, &k);
+		}
 	}
 	psim_unlock(pc);
 
@@ -881,6 +1314,13 @@ again:
 		psim_cpu_counts(&pd->st, 0, set);
 		psim_update(&pd->st, dest_cpu);
 	}
+	if (psim_groups_on() && (v & PSIM_TSK_GROUPED)) {
+		struct psim_cgroup *g = psim_cgroup_of_task(p);
+		struct psim_gclk ks = { 0 }, kd = { 0 };
+
+		psim_groups_change(g, cur, clear, 0, &ks);
+		psim_groups_change(g, dest_cpu, 0, set, &kd);
+	}
 	psim_store(w, lo, pd);
 out:
 	psim_unlock_two(src_cpu, dest_cpu);
@@ -894,9 +1334,11 @@ out_unlocked:
 static void psim_memstall(bool enter)
 {
 	struct task_struct *p = current;
+	struct psim_gclk k = { 0 };
 	unsigned int clear, set, cpu;
 	struct psim_pcpu *pc;
 	unsigned long flags;
+	u16 lo, nw;
 	u32 *w;
 
 	if (!p->pid)
@@ -909,17 +1351,22 @@ static void psim_memstall(bool enter)
 	w = psim_word_on(pc, p, cpu);
 	if (!w)
 		goto out;
+	lo = psim_groups_on() ? psim_settle(pc, cpu, p, w, &k) : psim_lo(*w);
 	if (enter)
-		psim_store(w, psim_task_memstall_enter(psim_lo(*w), &clear,
-						       &set), pc);
+		nw = psim_task_memstall_enter(lo, &clear, &set);
 	else
-		psim_store(w, psim_task_memstall_leave(psim_lo(*w), &clear,
-						       &set), pc);
+		nw = psim_task_memstall_leave(lo, &clear, &set);
+	psim_store(w, nw, pc);
 	if (clear | set) {
 		psim_cpu_counts(&pc->st, clear, set);
 		pc->st.oncpu = 1;
-		pc->st.curr_memstall = !!(*w & PSIM_TSK_MEMSTALL);
+		pc->st.curr_memstall = !!(nw & PSIM_TSK_MEMSTALL);
 		psim_update(&pc->st, cpu);
+	}
+	if (psim_groups_on()) {
+		psim_groups_change(psim_word_group(p, lo), cpu, clear, set, &k);
+		psim_groups_oncpu(pc, cpu, psim_word_group(p, nw),
+				  nw & PSIM_TSK_MEMSTALL, &k);
 	}
 out:
 	psim_unlock(pc);
@@ -1036,19 +1483,28 @@ static enum cpuhp_state psim_hp_state;
 static void psim_cpu_gone(unsigned int cpu, bool kprobe)
 {
 	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+	struct psim_gclk k = { 0 };
 	unsigned int clear, set;
+	struct task_struct *p;
 	unsigned long flags;
 	u32 *w;
 
 	local_irq_save(flags);
 	rcu_read_lock();
 	psim_lock(pc);
-	w = psim_word_by_pid(pc->curr);
+	w = psim_word_by_pid(pc->curr, &p);
 	if (w && psim_word_here(*w, pc)) {
-		psim_store(w, psim_task_switch_out(psim_lo(*w), true, false,
-						   false, &clear, &set), pc);
+		u16 lo = psim_lo(*w);
+
+		psim_store(w, psim_task_switch_out(lo, true, false, false,
+						   &clear, &set), pc);
 		psim_cpu_counts(&pc->st, clear, set);
+		if (psim_groups_on() && p)
+			psim_groups_change(psim_word_group(p, lo), cpu, clear,
+					   set, &k);
 	}
+	if (psim_groups_on())
+		psim_groups_oncpu(pc, cpu, NULL, false, &k);
 	if (pc->curr || pc->st.oncpu) {
 		if (kprobe)
 			pc->dead_kprobe++;
@@ -1448,6 +1904,7 @@ int psim_probes_start(bool memstall_tp_only, bool kernel_psi)
 		 */
 		memset(&pc->st, 0, sizeof(pc->st));
 		pc->curr = 0;
+		pc->curr_grp = NULL;
 		pc->relocations = 0;
 		pc->wtag = (psim_gen_base + cpu + 1) << PSIM_WCPU_SHIFT;
 		pc->dead_kprobe = 0;
@@ -1464,11 +1921,19 @@ int psim_probes_start(bool memstall_tp_only, bool kernel_psi)
 	}
 	psim_hp_state = ret;
 
+	/* moves between cgroups are seen before any task is counted */
+	if (psim_cgroups_counting()) {
+		ret = psim_probes_cgroups(true);
+		if (ret)
+			goto err_hp;
+	}
 	ret = psim_attach(memstall_tp_only);
 	if (ret)
-		goto err_hp;
+		goto err_cg;
 	return 0;
 
+err_cg:
+	psim_probes_cgroups(false);
 err_hp:
 	cpuhp_remove_state_nocalls(psim_hp_state);
 err_free:
@@ -1493,6 +1958,7 @@ void psim_probes_stop(void)
 	u32 underflows;
 
 	psim_detach();
+	psim_probes_cgroups(false);
 	underflows = psim_underflows();
 	if (underflows)
 		pr_err("%u task count underflows: accounting bug, please report\n",
@@ -1510,9 +1976,13 @@ void psim_probes_stop(void)
 void psim_irq_charge(int cpu, u64 delta)
 {
 	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+	struct psim_cgroup *g;
 
 	psim_lock(pc);
 	pc->st.times[PSIM_IRQ_FULL] += delta;
+	/* and to the groups of the task it interrupted, as the kernel's */
+	for (g = psim_groups_on() ? pc->curr_grp : NULL; g; g = g->parent)
+		psim_gst(g, cpu)->times[PSIM_IRQ_FULL] += delta;
 	psim_unlock(pc);
 	psim_poll_kick(BIT(PSIM_IRQ_FULL));
 }
@@ -1534,6 +2004,22 @@ u64 psim_cpu_snapshot(int cpu, struct psim_cpu_state *snap)
 		seq = read_seqcount_begin(&pc->seq);
 		now = cpu_clock(cpu);
 		*snap = pc->st;
+	} while (read_seqcount_retry(&pc->seq, seq));
+	return now;
+}
+
+/* The same for a group's state on @cpu. */
+u64 psim_cgroup_snapshot(struct psim_cgroup *g, int cpu,
+			 struct psim_cpu_state *snap)
+{
+	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
+	unsigned int seq;
+	u64 now;
+
+	do {
+		seq = read_seqcount_begin(&pc->seq);
+		now = cpu_clock(cpu);
+		*snap = *psim_gst(g, cpu);
 	} while (read_seqcount_retry(&pc->seq, seq));
 	return now;
 }

@@ -452,6 +452,34 @@ static int psim_debug_cgroups_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(psim_debug_cgroups);
 
+/*
+ * cgroups=1 with accounting: each group's pressure, its lines in the
+ * kernel's format after "<cgroup id> <resource> "; irq's zero without
+ * irq=1.
+ */
+static void psim_debug_cgroup_line(struct seq_file *m, u64 id,
+				   enum psim_res res, unsigned long avg[2][3],
+				   u64 total[2])
+{
+	static const char * const names[PSIM_NR_RES] = {
+		[PSIM_IO] = "io", [PSIM_MEM] = "memory", [PSIM_CPU] = "cpu",
+		[PSIM_IRQ] = "irq",
+	};
+	int full;
+
+	for (full = res == PSIM_IRQ; full < 2; full++) {
+		seq_printf(m, "%llu %s ", id, names[res]);
+		psim_show_line(m, full, avg[full], total[full]);
+	}
+}
+
+static int psim_debug_cgroup_pressure_show(struct seq_file *m, void *v)
+{
+	psim_cgroups_show_pressure(m, psim_debug_cgroup_line);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(psim_debug_cgroup_pressure);
+
 static int psim_percpu_create(bool irq)
 {
 	static const char * const names[PSIM_NR_RES] = {
@@ -502,6 +530,8 @@ int psim_proc_create(const char *name, bool percpu, bool irq)
 			    &psim_debug_state_fops);
 	debugfs_create_file("cgroups", 0400, psim_debug_dir, NULL,
 			    &psim_debug_cgroups_fops);
+	debugfs_create_file("cgroup_pressure", 0400, psim_debug_dir, NULL,
+			    &psim_debug_cgroup_pressure_fops);
 	return 0;
 }
 

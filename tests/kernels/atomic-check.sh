@@ -61,26 +61,32 @@ NOT_ROOTS='_(get|set)(\.cold)?$'
 # task by pid (idr_find() under rcu_read_lock(): no lock, no sleep), with
 # the out-of-line parts of rcu_read_lock/unlock under preemptible RCU and
 # PROVE_RCU.
-ALLOW='^(_raw_spin_(lock|unlock|trylock)(_irqsave|_irqrestore|_irq|_nested)?|sched_clock(_cpu)?|local_clock|mod_timer|queue_delayed_work_on|queue_work_on|_find_(first|next)_bit|__fentry__|__x86_return_thunk|__x86_indirect_thunk_[a-z0-9]+|__stack_chk_fail|__fortify_panic|BUG_func|__ubsan_handle_[a-z0-9_]+|__asan_[a-z0-9_]+|__kasan_check_(read|write)|trace_hardirqs_(on|off)|lock_(acquire|release|is_held_type)|find_pid_ns|pid_task|__rcu_read_(lock|unlock)|rcu_read_unlock_strict|rcu_is_watching|debug_lockdep_rcu_enabled|lockdep_rcu_suspicious)$'
+ALLOW='^(_raw_spin_(lock|unlock|trylock)(_irqsave|_irqrestore|_irq|_nested)?|sched_clock(_cpu)?|local_clock|mod_timer|queue_delayed_work_on|queue_work_on|_find_(first|next)_bit|cpumask_next|__fentry__|__x86_return_thunk|__x86_indirect_thunk_[a-z0-9]+|__stack_chk_fail|__fortify_panic|BUG_func|__ubsan_handle_[a-z0-9_]+|__asan_[a-z0-9_]+|__kasan_check_(read|write)|trace_hardirqs_(on|off)|lock_(acquire|release|is_held_type)|find_pid_ns|pid_task|__rcu_read_(lock|unlock)|rcu_read_unlock_strict|rcu_is_watching|debug_lockdep_rcu_enabled|lockdep_rcu_suspicious|rcu_read_lock_sched_held)$'
 # Not functions: data the probes read (sections, the initial pid
 # namespace, lockdep's RCU map, per-CPU bases, pv_ops
 # pointers, the workqueue pointers, before 6.2 current and the CPU
 # number, lockdep's state that lockdep_assert_irqs_disabled() reads, and
-# the compiler's local constants .LCn).
-DATA='^(\.[a-z.]+[0-9]*|\.LC[0-9]+|init_pid_ns|rcu_lock_map|pcpu_hot|const_pcpu_hot|current_task|cpu_number|this_cpu_off|__per_cpu_offset|pv_ops|system_wq|system_unbound_wq|nr_cpu_ids|__cpu_(possible|online)_mask|jiffies|debug_locks|lockdep_recursion|hardirqs_enabled|hardirq_context)$'
+# the compiler's local constants .LCn and strings, which lockdep's checks
+# and a mutex's setup name).
+DATA='^(\.[a-z.]+[0-9]*|\.rodata\.str[0-9.]+|\.LC[0-9]+|init_pid_ns|rcu_lock_map|pcpu_hot|const_pcpu_hot|current_task|cpu_number|this_cpu_off|__per_cpu_offset|pv_ops|system_wq|system_unbound_wq|nr_cpu_ids|__cpu_(possible|online)_mask|jiffies|debug_locks|lockdep_recursion|hardirqs_enabled|hardirq_context)$'
 
 # The cgroup probes (psim_cgprobe_*, src/psi_cgroup.c) are not scheduler
 # probes: cgroup_mkdir and cgroup_release fire in process context, with
 # cgroup_mutex held and inside the tracing path's spinlock_t, interrupts
 # off. There a spinlock_t of their own, an allocation that does not sleep
 # (the source asks GFP_ATOMIC: the object code cannot tell the flags), an
-# RCU-deferred free and the list debug checks are also allowed, and the
-# hierarchy's root is data they read. On PREEMPT_RT (rt_spin_lock) none
-# of that is allowed with preemption off, as tracepoint probes run: there
-# psim_cgroups_start() refuses cgroups=1, so these calls never run.
+# RCU-deferred free or work item, a group's part per CPU allocated on the
+# CPU's node without sleeping (GFP_ATOMIC again) and freed if another
+# fails, the setup of its mutex and of its works (their timer, and on a
+# lockdep kernel their lockdep maps), and the list debug checks are also
+# allowed; the hierarchy's root and the CPUs' nodes are data they read.
+# On PREEMPT_RT
+# (rt_spin_lock, an rt_mutex's setup) none of that is allowed with
+# preemption off, as tracepoint probes run: there psim_cgroups_start()
+# refuses cgroups=1, so these calls never run.
 CGROOTS='^psim_cgprobe_'
-CGALLOW='^(kmalloc_trace(_noprof)?|__kmalloc(_cache)?(_noprof)?|kmem_cache_alloc_trace|kmalloc_caches|kv?free_call_rcu|__list_(add|del_entry)_valid(_or_report)?|rt_spin_(lock|unlock))$'
-CGDATA='cgrp_dfl_root'
+CGALLOW='^(kmalloc_trace(_noprof)?|kmalloc_node_trace(_noprof)?|__kmalloc(_cache)?(_node)?(_noprof)?|kfree|kmem_cache_alloc(_node)?_trace|kmalloc_caches|kv?free_call_rcu|queue_rcu_work|__mutex_init|init_timer_key|lockdep_init_map_type|delayed_work_timer_fn|__list_(add|del_entry)_valid(_or_report)?|rt_spin_(lock|unlock)|__mutex_rt_init|rt_mutex_base_init)$'
+CGDATA='cgrp_dfl_root|numa_node'
 
 # The module's own data objects, which one of its files may share with
 # another (the averaging work item the probes queue).

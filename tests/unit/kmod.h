@@ -22,6 +22,13 @@ static struct task_struct kmod_idle[NR_CPUS];
 static bool kmod_percpu;
 /* the kworker that runs the averaging work */
 static struct task_struct kmod_kworker;
+/*
+ * The cgroup groups' start and stop (test_cgroup: psim_cgroups_start() and
+ * psim_cgroups_stop()), between the triggers and the probes as in
+ * psi_mod.c; NULL for the tests that link no src/psi_cgroup.c.
+ */
+static int (*kmod_cgroups_start)(void);
+static void (*kmod_cgroups_stop)(void);
 
 /*
  * The module loaded at shim_now: psi_mod.c's start order (the aggregation,
@@ -48,6 +55,8 @@ static void kmod_start(void)
 		shim_tracepoints[i].func = NULL;
 	psim_aggregate_start(false, kmod_percpu);
 	psim_triggers_start();
+	ret = kmod_cgroups_start ? kmod_cgroups_start() : 0;
+	TU_CHECK(!ret, "psim_cgroups_start: %d", ret);
 	ret = psim_probes_find();
 	if (!ret)
 		ret = psim_probes_start(false, false);
@@ -58,6 +67,8 @@ static void kmod_start(void)
 static void kmod_stop(void)
 {
 	psim_probes_stop();
+	if (kmod_cgroups_stop)
+		kmod_cgroups_stop();
 	psim_triggers_stop();
 	psim_aggregate_stop();
 }

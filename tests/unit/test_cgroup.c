@@ -1,20 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The cgroup tree of src/psi_cgroup.c, compiled in user space against the
- * kernel API shim (shim/linux/cgroup.h builds the hierarchy): groups made
- * for the cgroups there at the start and at each mkdir, with their
- * ancestors when those have none (a failed allocation before), none for
- * another hierarchy's cgroups, freed at release and at the stop; the
- * start's walk racing with a mkdir and with releases on another CPU,
- * played from the walk's and the lock's hooks; a start without memory
- * undone. Checked through the module's own debug view
- * (psim_cgroups_show(), psim_cgroups_debug()) and the shim's count of
- * live allocations.
+ * The cgroup groups of src/psi_cgroup.c, compiled in user space against
+ * the kernel API shim (shim/linux/cgroup.h builds the hierarchy): groups
+ * made for the cgroups there at the start and at each mkdir (with their
+ * ancestors when a mkdir runs ahead of the start's walk), none below a
+ * cgroup left without one, none for another hierarchy's cgroups, freed
+ * after a grace period from their release and at the stop; the start's
+ * walk racing with a mkdir and with releases on another CPU, played from
+ * the walk's and the lock's hooks; a start without memory undone. Checked
+ * through the module's own debug view (psim_cgroups_show(),
+ * psim_cgroups_debug()) and the shim's count of live allocations. Then
+ * the accounting with the real probes and aggregation (kmod.h): tasks
+ * competing across sibling cgroups, cpu some and full per group against
+ * hand-worked times, a move between cgroups through the probes' own
+ * kretprobe handlers, and the stop with tasks still counted.
  */
-#include "kapi.h"
+#include "kmod.h"
 #include "linux/cgroup.h"
-#include "psi_mod.h"
-#include "tu.h"
 
 typedef void (*cg_probe_t)(void *data, struct cgroup *cgrp, const char *path);
 
@@ -119,13 +121,14 @@ static void cgroup_adopt(void)
 {
 	cg_reset();
 	build_tree();
-	TU_EQS(psim_cgroups_start(true), 0);
+	TU_EQS(psim_cgroups_start(true, false), 0);
 	TU_STREQ(groups(), TREE);
 	TU_EQ(dbg().on, 1);
 	CG_COUNTS(5, 5, 0, 0);
 	TU_CHECK(shim_tp("cgroup_mkdir")->func && shim_tp("cgroup_release")->func,
 		 "probes not attached");
-	TU_EQ(shim_kmalloc_live - live0, 5);
+	/* each group and its part on each of the NR_CPUS CPUs */
+	TU_EQ(shim_kmalloc_live - live0, 5 * (1 + NR_CPUS));
 	stop_clean();
 	TU_CHECK(!shim_tp("cgroup_mkdir")->func && !shim_tp("cgroup_release")->func,
 		 "probes left attached");
@@ -137,7 +140,7 @@ static void cgroup_off(void)
 {
 	cg_reset();
 	build_tree();
-	TU_EQS(psim_cgroups_start(false), 0);
+	TU_EQS(psim_cgroups_start(false, false), 0);
 	TU_STREQ(groups(), "");
 	TU_CHECK(!shim_tp("cgroup_mkdir")->func, "mkdir probe attached");
 	stop_clean();
@@ -149,7 +152,7 @@ static void cgroup_mkdir_release(void)
 
 	cg_reset();
 	build_tree();
-	TU_EQS(psim_cgroups_start(true), 0);
+	TU_EQS(psim_cgroups_start(true, false), 0);
 	cg_mkdir(5, &cg[2]);
 	TU_STREQ(groups(), TREE "15 12 4 12\n");
 	/* a cgroup of another hierarchy (cgroup v1) gets none */
@@ -164,27 +167,34 @@ static void cgroup_mkdir_release(void)
 	cg_release(4);
 	TU_STREQ(groups(), "10 1 1 0\n11 10 2 10\n12 11 3 11\n13 1 1 0\n");
 	CG_COUNTS(4, 6, 2, 0);
-	TU_EQ(shim_kmalloc_live - live0, 4);
+	/* freed after a grace period */
+	TU_EQ(shim_kmalloc_live - live0, 6 * (1 + NR_CPUS));
+	TU_EQ(shim_rcu_works_run(), 2);
+	TU_EQ(shim_kmalloc_live - live0, 4 * (1 + NR_CPUS));
 	stop_clean();
 }
 
 /*
- * No memory at a mkdir: that cgroup has no group (counted); a mkdir below
- * it later makes its group first, then the child's, parented right.
+ * No memory at a mkdir: that cgroup has no group (counted), nor do the
+ * cgroups made below it later: their tasks count in the nearest group
+ * above (psim_cgroup_of_task()), and a group made for it later would
+ * take over tasks counted there.
  */
 static void cgroup_mkdir_nomem(void)
 {
 	cg_reset();
 	build_tree();
-	TU_EQS(psim_cgroups_start(true), 0);
+	TU_EQS(psim_cgroups_start(true, false), 0);
 	shim_kmalloc_fail = 1;
 	cg_mkdir(5, &cg[1]);
 	TU_STREQ(groups(), TREE);
 	TU_EQ(dbg().failed, 1);
 	cg_mkdir(6, &cg[5]);
 	cg_mkdir(7, &cg[6]);
-	TU_STREQ(groups(), TREE "15 11 3 11\n16 15 4 15\n17 16 5 16\n");
-	CG_COUNTS(8, 8, 0, 1);
+	TU_STREQ(groups(), TREE);
+	CG_COUNTS(5, 5, 0, 3);
+	TU_CHECK(psim_cgroup_lookup(&cg[7]) == NULL &&
+		 psim_cgroup_lookup(&cg[1]) != NULL, "lookups");
 	stop_clean();
 }
 
@@ -194,7 +204,7 @@ static void cgroup_start_nomem(void)
 	cg_reset();
 	build_tree();
 	shim_kmalloc_fail = 1;
-	TU_EQS(psim_cgroups_start(true), -ENOMEM);
+	TU_EQS(psim_cgroups_start(true, false), -ENOMEM);
 	TU_EQ(shim_kmalloc_live - live0, 0);
 	TU_CHECK(!shim_tp("cgroup_mkdir")->func && !shim_tp("cgroup_release")->func,
 		 "probes left attached after a failed start");
@@ -245,7 +255,7 @@ static void cgroup_walk_races(void)
 	race_done_mkdir = race_done_release = race_done_lock = false;
 	shim_css_walk_hook = race_walk_hook;
 	shim_spin_hook = race_spin_hook;
-	TU_EQS(psim_cgroups_start(true), 0);
+	TU_EQS(psim_cgroups_start(true, false), 0);
 	shim_css_walk_hook = NULL;
 	shim_spin_hook = NULL;
 	TU_CHECK(race_done_mkdir && race_done_release && race_done_lock,
@@ -259,6 +269,143 @@ static void cgroup_walk_races(void)
 	stop_clean();
 }
 
+/* ---- accounting ---- */
+
+static int start_groups(void)
+{
+	return psim_cgroups_start(true, false);
+}
+
+static struct css_set cs_root, cs[16];
+static struct task_struct acct_tk[4];
+
+/* a task of pid @pid whose default-hierarchy cgroup is cg[@i] (-1: root) */
+static struct task_struct *acct_task(int n, pid_t pid, int i)
+{
+	struct task_struct *t = &acct_tk[n];
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->cgroups = i < 0 ? &cs_root : &cs[i];
+	return t;
+}
+
+/* group totals in ns of cg[@i] for @res: [0] some, [1] full */
+static u64 group_total(int i, enum psim_res res, int full)
+{
+	struct psim_cgroup *g = psim_cgroup_lookup(&cg[i]);
+	unsigned long avg[2][3];
+	u64 total[2];
+
+	TU_CHECK(g, "no group for cgroup %d", i);
+	if (!g)
+		return ~0ULL;
+	psim_cgroup_read(g, res, avg, total);
+	return total[full];
+}
+
+/* @p moves to cg[@to], through the probes' kretprobe on css_set_move_task */
+static void acct_move(struct task_struct *p, int to)
+{
+	struct kretprobe *rp = shim_kretprobe("css_set_move_task");
+	struct kretprobe_instance ri;
+	struct pt_regs regs;
+	struct css_set *from = p->cgroups;
+	struct ctx c;
+
+	TU_CHECK(rp && rp->entry_handler && rp->handler,
+		 "no kretprobe on css_set_move_task");
+	if (!rp)
+		return;
+	memset(&ri, 0, sizeof(ri));
+	memset(&regs, 0, sizeof(regs));
+	regs.args[0] = (unsigned long)p;
+	regs.args[1] = (unsigned long)from;
+	regs.args[2] = (unsigned long)&cs[to];
+	/* under css_set_lock, interrupts off, on CPU 1 */
+	c = ctx_enter(1, true);
+	TU_EQS(rp->entry_handler(&ri, &regs), 0);
+	p->cgroups = &cs[to];
+	rp->handler(&ri, &regs);
+	ctx_leave(c);
+}
+
+/*
+ * CPU 0 runs a1 and a2 of cgroup 11 (below 10) and b of cgroup 13, each
+ * runnable all along. 1 s with b on the CPU: 11 and 10 have both their
+ * tasks waiting (cpu some and full), 13 none; 1 s with a1 on it: 11 some
+ * (a2 waits), not full, 13 some and full (b waits); then a2 moves to 13
+ * and 1 s more: 11 has a1 alone and running, 13 both of its waiting.
+ */
+static void cgroup_accounting(void)
+{
+	const u64 S = 1000000000ULL;
+	struct task_struct *a1, *a2, *b;
+	int i;
+
+	cg_reset();
+	build_tree();
+	cs_root.dfl_cgrp = root();
+	for (i = 0; i < 5; i++)
+		cs[i].dfl_cgrp = &cg[i];
+	shim_now = 1000 * S;
+	kmod_cgroups_start = start_groups;
+	kmod_cgroups_stop = psim_cgroups_stop;
+	kmod_start();
+	kmod_kworker.cgroups = &cs_root;
+	TU_CHECK(psim_cgroups_counting(), "groups not counting");
+	a1 = acct_task(0, 101, 1);
+	a2 = acct_task(1, 102, 1);
+	b = acct_task(2, 103, 3);
+	kmod_wake(0, a1);
+	kmod_wake(0, a2);
+	kmod_run(0, b);
+	shim_now += S;
+	TU_EQ(group_total(1, PSIM_CPU, 0), S);
+	TU_EQ(group_total(1, PSIM_CPU, 1), S);
+	TU_EQ(group_total(0, PSIM_CPU, 0), S);
+	TU_EQ(group_total(0, PSIM_CPU, 1), S);
+	TU_EQ(group_total(3, PSIM_CPU, 0), 0);
+	TU_EQ(group_total(2, PSIM_CPU, 0), 0);
+	/* b preempted by a1 */
+	kmod_switch(0, TASK_RUNNING, false, a1);
+	shim_now += S;
+	TU_EQ(group_total(1, PSIM_CPU, 0), 2 * S);
+	TU_EQ(group_total(1, PSIM_CPU, 1), S);
+	TU_EQ(group_total(3, PSIM_CPU, 0), S);
+	TU_EQ(group_total(3, PSIM_CPU, 1), S);
+	acct_move(a2, 3);
+	shim_now += S;
+	TU_EQ(group_total(1, PSIM_CPU, 0), 2 * S);
+	TU_EQ(group_total(1, PSIM_CPU, 1), S);
+	TU_EQ(group_total(0, PSIM_CPU, 0), 2 * S);
+	TU_EQ(group_total(3, PSIM_CPU, 0), 2 * S);
+	TU_EQ(group_total(3, PSIM_CPU, 1), 2 * S);
+	/* nothing else stalled in any group */
+	TU_EQ(group_total(1, PSIM_IO, 0), 0);
+	TU_EQ(group_total(3, PSIM_MEM, 0), 0);
+	/* the move back, with a2 the one on the CPU */
+	kmod_switch(0, TASK_RUNNING, false, a2);
+	acct_move(a2, 1);
+	shim_now += S;
+	/* 11: a1 waits, a2 runs; 13: b waits alone: some and full */
+	TU_EQ(group_total(1, PSIM_CPU, 0), 3 * S);
+	TU_EQ(group_total(1, PSIM_CPU, 1), S);
+	TU_EQ(group_total(3, PSIM_CPU, 0), 3 * S);
+	TU_EQ(group_total(3, PSIM_CPU, 1), 3 * S);
+	/* each group's averaging queued by the probes, the system's too */
+	TU_CHECK(psim_cgroup_lookup(&cg[3])->avgs_work.pending,
+		 "the averaging of group 13 not queued");
+	TU_CHECK(kmod_work(1), "the system's averaging work not queued");
+	TU_EQ(group_total(3, PSIM_CPU, 0), 3 * S);
+	/* the stop with every task still counted: nothing left behind */
+	kmod_stop();
+	kmod_cgroups_start = NULL;
+	kmod_cgroups_stop = NULL;
+	TU_EQ(shim_kmalloc_live - live0, 0);
+	TU_EQ(shim_wq_live, 0);
+}
+
 int main(void)
 {
 	TU_RUN(cgroup_adopt);
@@ -267,5 +414,6 @@ int main(void)
 	TU_RUN(cgroup_mkdir_nomem);
 	TU_RUN(cgroup_start_nomem);
 	TU_RUN(cgroup_walk_races);
+	TU_RUN(cgroup_accounting);
 	return tu_exit();
 }

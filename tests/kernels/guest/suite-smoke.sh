@@ -4,7 +4,7 @@
 # O_DIRECT reads give io pressure, the cgroup tree (cgroups=1) follows the
 # cgroup2 hierarchy, it unloads leaving nothing, dmesg is clean.
 # tests/kernels/run.sh adds this file to the harness's initramfs.
-CASES="load store spin io irq cgroups unload dmesg"
+CASES="load store spin io irq cgroups cgroup-acct unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -64,6 +64,7 @@ run_case irq 30 case_smoke_irq
 # the cgroup tree (cgroups=1) on this kernel's cgroups, a shorter storm
 CG_ROUNDS=50 CG_CYCLES=3
 run_case cgroups 120 case_cgroup_tree
+run_case cgroup-acct 60 case_cgroup_acct
 run_case unload 20 case_unload
 run_case dmesg 20 case_dmesg
 suite_end

@@ -7,7 +7,6 @@
 #include "linux/cgroup.h"
 #include "psi_mod.h"
 
-unsigned long shim_rcu_syncs;
 unsigned long shim_warnings;
 void (*shim_msleep_hook)(unsigned int ms);
 int shim_mutexes_held;
@@ -358,6 +357,11 @@ bool shim_work_run(struct delayed_work *dw)
 
 	if (!dw->pending)
 		return false;
+	if (dw->fn) {
+		dw->pending = false;
+		dw->fn((struct work_struct *)dw);
+		return true;
+	}
 	for (i = 0; i < (int)ARRAY_SIZE(shim_works); i++) {
 		if (shim_works[i].dw == dw) {
 			dw->pending = false;
@@ -457,4 +461,53 @@ css_next_descendant_pre(struct cgroup_subsys_state *pos,
 	if (next && shim_css_walk_hook)
 		shim_css_walk_hook(next);
 	return next;
+}
+
+/* ---- workqueues and work after a grace period ---- */
+int shim_wq_live;
+static struct rcu_work *shim_rcu_works;
+static char shim_wq_dummy;
+
+struct workqueue_struct *alloc_workqueue(const char *name, unsigned int flags,
+					 int max_active)
+{
+	(void)name;
+	(void)flags;
+	(void)max_active;
+	shim_wq_live++;
+	return (struct workqueue_struct *)&shim_wq_dummy;
+}
+
+void destroy_workqueue(struct workqueue_struct *wq)
+{
+	(void)wq;
+	if (shim_rcu_works)
+		shim_fail("destroy_workqueue() with work after a grace period still queued");
+	shim_wq_live--;
+}
+
+bool queue_rcu_work(struct workqueue_struct *wq, struct rcu_work *rw)
+{
+	(void)wq;
+	rw->next = shim_rcu_works;
+	shim_rcu_works = rw;
+	return true;
+}
+
+int shim_rcu_works_run(void)
+{
+	struct rcu_work *rw;
+	int n = 0;
+
+	while ((rw = shim_rcu_works)) {
+		shim_rcu_works = rw->next;
+		rw->fn((struct work_struct *)rw);
+		n++;
+	}
+	return n;
+}
+
+void rcu_barrier(void)
+{
+	shim_rcu_works_run();
 }

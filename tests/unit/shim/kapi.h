@@ -114,6 +114,7 @@ extern int shim_mutexes_held;
 void shim_mutex(struct mutex *m, bool lock, const char *func);
 #define mutex_lock(m)		shim_mutex(m, true, __func__)
 #define mutex_unlock(m)		shim_mutex(m, false, __func__)
+#define lockdep_is_held(m)	((m)->held)
 #define lockdep_assert_held(m)						\
 	do {								\
 		if (!(m)->held)						\
@@ -226,6 +227,13 @@ static inline void hlist_del(struct hlist_node *n)
 	n->pprev = (struct hlist_node **)0x122;
 }
 
+/* one thread: the _rcu walk is the plain one; its lockdep condition unused */
+#define hlist_for_each_entry_rcu(pos, head, member, ...)			\
+	for ((pos) = (head)->first ?					\
+		     container_of((head)->first, __typeof__(*(pos)), member) : NULL; \
+	     (pos);							\
+	     (pos) = (pos)->member.next ?				\
+		     container_of((pos)->member.next, __typeof__(*(pos)), member) : NULL)
 #define list_entry(p, type, member)	container_of(p, type, member)
 #define list_for_each_entry(pos, head, member)				\
 	for ((pos) = list_entry((head)->next, __typeof__(*(pos)), member); \
@@ -258,6 +266,10 @@ extern long shim_kmalloc_live;		/* allocated and not freed */
 extern int shim_kmalloc_fail;		/* fail this many next ones */
 void *kzalloc(size_t n, gfp_t gfp);
 void kfree(const void *p);
+#define kzalloc_node(n, gfp, node)	((void)(node), kzalloc((n), (gfp)))
+#define cpu_to_node(cpu)	((void)(cpu), 0)
+#define struct_size(p, member, n)					\
+	(sizeof(*(p)) + (size_t)(n) * sizeof((p)->member[0]))
 struct rcu_head {
 	struct rcu_head *next;
 	void (*func)(struct rcu_head *head);
@@ -376,6 +388,32 @@ void shim_work_register(struct delayed_work *dw,
 	struct delayed_work n
 bool cancel_delayed_work_sync(struct delayed_work *dw);
 bool shim_work_run(struct delayed_work *dw);
+#define INIT_DELAYED_WORK(dw, f)					\
+	do {								\
+		(dw)->pending = false;					\
+		(dw)->fn = (f);						\
+	} while (0)
+#define to_delayed_work(w)	((struct delayed_work *)(w))
+
+/*
+ * Work after a grace period (queue_rcu_work()): queued here, run by
+ * rcu_barrier() (destroy_workqueue() finds nothing left) or when the test
+ * says (shim_rcu_works_run()), as a grace period and a kworker would.
+ */
+struct rcu_work {
+	void (*fn)(struct work_struct *w);
+	struct rcu_work *next;
+};
+#define WQ_UNBOUND		0x2u
+#define INIT_RCU_WORK(rw, f)	((rw)->fn = (f))
+#define to_rcu_work(w)		((struct rcu_work *)(w))
+struct workqueue_struct *alloc_workqueue(const char *name, unsigned int flags,
+					 int max_active);
+void destroy_workqueue(struct workqueue_struct *wq);
+bool queue_rcu_work(struct workqueue_struct *wq, struct rcu_work *rw);
+void rcu_barrier(void);
+int shim_rcu_works_run(void);	/* returns how many ran */
+extern int shim_wq_live;	/* workqueues not destroyed */
 
 /* ---- files and credentials ---- */
 #define CAP_SYS_RESOURCE	24

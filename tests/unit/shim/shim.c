@@ -7,6 +7,8 @@ int shim_cpu;
 bool shim_irqs_off[NR_CPUS];
 int shim_nheld;
 u64 shim_now;
+/* synchronize_rcu() calls (kapi.h), for the tests */
+unsigned long shim_rcu_syncs;
 struct task_struct *shim_current[NR_CPUS];
 jmp_buf shim_jb;
 bool shim_jb_armed;

@@ -124,6 +124,7 @@ struct static_key_false {
 #define DECLARE_STATIC_KEY_FALSE(name)	extern struct static_key_false name
 #define DEFINE_STATIC_KEY_FALSE(name)	struct static_key_false name
 #define static_branch_unlikely(key)	unlikely((key)->enabled)
+#define static_branch_likely(key)	likely((key)->enabled)
 #define static_branch_enable(key)	((key)->enabled = true)
 #define static_branch_disable(key)	((key)->enabled = false)
 
@@ -237,6 +238,7 @@ struct sched_entity {
 	unsigned char sched_delayed;
 };
 
+struct css_set;
 struct task_struct {
 	pid_t pid;
 	unsigned int __state;
@@ -248,6 +250,7 @@ struct task_struct {
 #ifdef CONFIG_PSI
 	unsigned int psi_flags;
 #endif
+	struct css_set *cgroups;	/* linux/cgroup.h */
 };
 
 /*
@@ -267,6 +270,7 @@ void shim_task_del(struct task_struct *t);
 	     shim_task_iter++)
 #define rcu_read_lock()		do { } while (0)
 #define rcu_read_unlock()	do { } while (0)
+#define rcu_dereference_sched(p)	(p)
 
 /* a struct pid is the task itself here */
 struct pid;
@@ -316,9 +320,11 @@ static inline u64 sched_clock(void)
 }
 
 /* ---- workqueues ---- */
+struct work_struct;
 struct delayed_work {
 	bool pending;
 	unsigned long queued;	/* times queued, for the tests */
+	void (*fn)(struct work_struct *w);	/* INIT_DELAYED_WORK()'s */
 };
 struct workqueue_struct;
 #define system_wq		((struct workqueue_struct *)NULL)

@@ -711,3 +711,128 @@ case_cgroup_tree() {
 	expect "reload without cgroups=1: $(mod_load)" mod_loaded
 	expect "no cgroups line without cgroups=1" eval '[ -z "$(debug_line cgroups)" ]'
 }
+
+# --- per-cgroup pressure (cgroups=1): psi_mod's figures per group are in
+# debugfs, "<cgroup id> <resource> some|full avg10=... total=..."
+CGP=/sys/kernel/debug/psi_mod/cgroup_pressure
+# cg_snap OUT FILE...: kit snap of FILE... and of $CGP, whose lines read
+# as the files "cg:<id>:<resource>" for snap_val and snap_delta
+cg_snap() {
+	local o=$1
+	shift
+	kit snap "$@" $CGP | awk -v p=$CGP '
+		$1 == p { f = "cg:" $2 ":" $3; $1 = $2 = $3 = ""
+			  sub(/^ +/, ""); print f, $0; next }
+		{ print }' > "$o"
+}
+# cg_file DIR RES: psi_mod's name in a cg_snap for DIR's RES pressure
+cg_file() { echo "cg:$(stat -c %i "$1"):$2"; }
+# cg_run DIR CPU SECS: a spinner pinned to CPU in cgroup DIR, in the
+# background (its pid in $C/pids: bg_kill ends it)
+cg_run() {
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec taskset -c "$2" spin "$3"' \
+		cg_run "$1" "$2" "$3" &
+	echo $! >> $C/pids
+}
+# cg_sbs A B WALL WAKEUPS LABEL DIR...: each DIR's cpu, io and memory
+# totals, kernel (DIR/RES.pressure) against psi_mod, between the snapshots
+# A and B (or from zero if DIR is not in A: made between them), within
+# the accuracy target (total_verdict); the cgroup's depth adds
+# CLOCK_ORDER_LEVEL_US per wakeup and level to the clock-read allowance
+cg_sbs() {
+	local a=$1 b=$2 wall=$3 wk=$4 label=$5 d r k kf mf dk dm lvl v cpu
+	shift 5
+	for d in "$@"; do
+		cpu=
+		lvl=$(echo "${d#$CG/}" | awk -F/ '{ print NF }')
+		for r in cpu io memory; do
+			kf=$d/$r.pressure mf=$(cg_file $d $r)
+			for k in some full; do
+				if grep -q "^$kf " $a; then
+					dk=$(snap_delta $a $b $kf $k)
+					dm=$(snap_delta $a $b $mf $k)
+				else
+					dk=$(snap_val $b $kf $k total)
+					dm=$(snap_val $b $mf $k total)
+				fi
+				if ! isint "$dk" || ! isint "$dm"; then
+					bad "$label ${d#$CG/} $r $k: unreadable totals (kernel '$dk', psi_mod '$dm')"
+					continue
+				fi
+				v=$(CLOCK_ORDER_US=$((CLOCK_ORDER_US + lvl * CLOCK_ORDER_LEVEL_US)) \
+					total_verdict "$dk" "$dm" "$wall" "$wk" "$(clock_dir $r:$k)")
+				expect "$label ${d#$CG/} $r $k: psi_mod +${dm}us vs kernel +${dk}us in ${wall}us (target ${v#* }us, $wk wakeups, depth $lvl)" \
+					[ "${v%% *}" != MISS ]
+				[ $r != cpu ] || cpu="$cpu $k kernel+${dk}us psi_mod+${dm}us"
+			done
+		done
+		note "$label ${d#$CG/}: cpu$cpu"
+	done
+}
+
+# Per-cgroup pressure under a known load (cgroups=1 at runtime; on this
+# kernel the groups hang on the cgroups' own PSI pointers): CPU 0 runs two
+# spinners in a/a1/a3 and one in b, CPU 1 one in a, every task CPU-bound,
+# all in the root's runqueue (no cpu controller), so each of CPU 0's gets
+# a third of it. Then, from the kernel's rules: a3 some all the time (one
+# of its two always waits), full while b runs (a third); b some and full
+# alike (its one task waits two thirds); a weighs CPU 0 and CPU 1 alike
+# (both non-idle all along): half of a3's some and full, plus half of
+# what its spinner waited on CPU 1 (for the test's own shell, a kworker),
+# which counts in its some and its full alike: that excess is the same in
+# both (but for the weights' rounding to jiffies), no less than that
+# rounding takes (0.5%), and no more than CPU 1's own stall in the
+# system-wide cpu some (whose CPUs are both non-idle all along: twice its
+# growth less the window, within 1% of the window). The bounds allow the scheduler's slices and
+# TCG, not another result.
+case_cgroup_acct() {
+	local s=$CG/acct m r w rs a3s a3f bs bf as af ds df tol
+	mod_loaded || { bad "module not loaded"; return; }
+	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
+	if uname -v | grep -q PREEMPT_RT; then
+		m=$(dmesg_mark)
+		r=$(kit write $CGPARAM 1)
+		dmesg_since $m | grep 'cgroups=1' >> $EXPECTED
+		expect "PREEMPT_RT: cgroups=1 at runtime '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
+		note "PREEMPT_RT: cgroups=1 refused (${r%% *})"
+		return
+	fi
+	r=$(kit write $CGPARAM 1)
+	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
+	[ "$r" = ok ] || return
+	mkdir -p $s/a/a1/a3 $s/b
+	cg_run $s/a/a1/a3 0 16
+	cg_run $s/a/a1/a3 0 16
+	cg_run $s/b 0 16
+	cg_run $s/a 1 16
+	sleep 2
+	cg_snap $C/a $PSI_DIR/cpu
+	sleep 10
+	cg_snap $C/b $PSI_DIR/cpu
+	w=$(($(snap_t $C/b) - $(snap_t $C/a)))
+	rs=$(snap_delta $C/a $C/b $PSI_DIR/cpu some)
+	a3s=$(snap_delta $C/a $C/b $(cg_file $s/a/a1/a3 cpu) some)
+	a3f=$(snap_delta $C/a $C/b $(cg_file $s/a/a1/a3 cpu) full)
+	bs=$(snap_delta $C/a $C/b $(cg_file $s/b cpu) some)
+	bf=$(snap_delta $C/a $C/b $(cg_file $s/b cpu) full)
+	as=$(snap_delta $C/a $C/b $(cg_file $s/a cpu) some)
+	af=$(snap_delta $C/a $C/b $(cg_file $s/a cpu) full)
+	note "in ${w}us: a3 some ${a3s} full ${a3f}; b some ${bs} full ${bf}; a some ${as} full ${af}; system some ${rs}"
+	expect "a3 cpu some ${a3s}us in ${w}us, want >= 95%" pct_ge "$a3s" "$w" 95
+	expect "a3 cpu full ${a3f}us in ${w}us, want 28-39%" eval 'pct_ge "$a3f" "$w" 28 && ! pct_ge "$a3f" "$w" 39'
+	expect "b cpu some ${bs}us in ${w}us, want 61-72%" eval 'pct_ge "$bs" "$w" 61 && ! pct_ge "$bs" "$w" 72'
+	expect "b cpu full ${bf}us, want b's some ${bs}us: its one task" [ "$bf" = "$bs" ]
+	ds=$((as * 2 - a3s)) df=$((af * 2 - a3f))
+	expect "a cpu some ${as}us: twice that less a3's ${a3s}us is ${ds}us, want -0.5% of a3's to CPU 1's stall $((2 * rs - w))us (system some ${rs}us) + 1% of ${w}us" \
+		eval '[ $((ds * 200)) -ge $((-a3s)) ] && [ $((ds * 100)) -le $(((2 * rs - w) * 100 + w)) ]'
+	# the same excess but for the weights' rounding: a CPU's non-idle
+	# time read a jiffy short in a 2 s period moves some and full apart
+	# by a 500th of their difference there
+	tol=$(((a3s - a3f) / 250 + 10))
+	expect "a cpu full ${af}us: twice that less a3's ${a3f}us is ${df}us, want some's ${ds}us within ${tol}us" \
+		eval '[ $((df - ds)) -le $tol ] && [ $((ds - df)) -le $tol ]'
+	bg_kill
+	rmdir $s/a/a1/a3 $s/a/a1 $s/a $s/b $s
+	r=$(kit write $CGPARAM 0)
+	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
+}

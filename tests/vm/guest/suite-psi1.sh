@@ -2,7 +2,7 @@
 # The module must refuse the default proc_dir (the kernel owns
 # /proc/pressure), load under proc_dir=psi_mod, and agree with the kernel.
 # The host reads the case list from the CASES= line below.
-CASES="eexist ns-load sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-unload dmesg"
+CASES="eexist ns-load sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-cgroup sbs-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -573,6 +573,64 @@ case_sbs_trig_mem_burst() {
 }
 
 suite_begin
+# Per-cgroup pressure beside the kernel's (cgroups=1 at runtime, the
+# groups found by cgroup id: the kernel's PSI owns its cgroups' slot):
+# spinners pinned in cgroups from depth 1 to 5 and competing across
+# siblings (CPU 0: two in a3 and one in b; CPU 1: one in a, one in b), one
+# moved up from a3 to a1 and one into a cgroup made under load halfway;
+# every group's cpu, io and memory totals against the kernel's files; then
+# the moved spinner back, its cgroup removed, the load ended, and an idle
+# window compared the same way (a count left behind in a group shows
+# there).
+case_sbs_cgroup() {
+	local s=$CG/sbs d r wall wk ca cb pid files
+	mod_loaded || { bad "module not loaded"; return; }
+	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
+	r=$(kit write $CGPARAM 1)
+	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
+	[ "$r" = ok ] || return
+	mkdir -p $s/a/a1/a2/a3 $s/b
+	files=
+	for d in $s $s/a $s/a/a1 $s/a/a1/a2 $s/a/a1/a2/a3 $s/b; do
+		files="$files $d/cpu.pressure $d/io.pressure $d/memory.pressure"
+	done
+	cg_run $s/a/a1/a2/a3 0 16
+	cg_run $s/a/a1/a2/a3 0 16
+	pid=$!
+	cg_run $s/b 0 16
+	cg_run $s/b 1 16
+	cg_run $s/a 1 16
+	sleep 1
+	cg_snap $C/a $files
+	ca=$(ctxt)
+	sleep 5
+	echo $pid > $s/a/a1/cgroup.procs
+	mkdir $s/c
+	echo $(tail -2 $C/pids | head -1) > $s/c/cgroup.procs
+	sleep 5
+	cg_snap $C/b $files $s/c/cpu.pressure $s/c/io.pressure $s/c/memory.pressure
+	cb=$(ctxt)
+	wall=$(($(snap_t $C/b) - $(snap_t $C/a)))
+	wk=$(((cb - ca) / 2))
+	r=$(snap_delta $C/a $C/b $s/a/a1/a2/a3/cpu.pressure full)
+	expect "kernel's a3 cpu full grew only ${r}us in ${wall}us: the spinners did not compete" pct_ge "$r" "$wall" 10
+	cg_sbs $C/a $C/b $wall $wk load $s $s/a $s/a/a1 $s/a/a1/a2 $s/a/a1/a2/a3 $s/b $s/c
+	echo $(tail -2 $C/pids | head -1) > $s/b/cgroup.procs
+	rmdir $s/c
+	bg_kill
+	sleep 3
+	cg_snap $C/a $files
+	ca=$(ctxt)
+	sleep 8
+	cg_snap $C/b $files
+	cb=$(ctxt)
+	wall=$(($(snap_t $C/b) - $(snap_t $C/a)))
+	cg_sbs $C/a $C/b $wall $(((cb - ca) / 2)) idle $s $s/a $s/a/a1 $s/a/a1/a2 $s/a/a1/a2/a3 $s/b
+	rmdir $s/a/a1/a2/a3 $s/a/a1/a2 $s/a/a1 $s/a $s/b $s
+	r=$(kit write $CGPARAM 0)
+	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
+}
+
 run_case eexist 20 case_eexist
 run_case ns-load 90 case_ns_load
 run_case sbs-load 20 case_sbs_load
@@ -595,6 +653,7 @@ run_case sbs-hackbench 120 case_sbs_hackbench
 run_case thread-exec 90 case_thread_exec
 run_case store 60 case_store
 run_case sbs-memory 60 case_sbs_memory
+run_case sbs-cgroup 90 case_sbs_cgroup
 run_case sbs-unload 20 case_sbs_unload
 run_case dmesg 20 case_dmesg
 suite_end

@@ -83,16 +83,23 @@ static long long now_us(void)
 
 static int do_snap(int n, char **files)
 {
-	static char buf[16][4096];
-	ssize_t len[16];
+	// up to 32 files; a file may be long (debugfs psi_mod/cgroup_pressure)
+	static char buf[32][65536];
+	ssize_t len[32];
 	int err = 0;
-	if (n > 16)
-		n = 16;
+	if (n > 32)
+		n = 32;
 	long long t = now_us();
 	// read everything first, print afterwards: keeps the reads back to back
 	for (int i = 0; i < n; i++) {
 		int fd = open(files[i], O_RDONLY);
-		len[i] = fd < 0 ? -1 : read(fd, buf[i], sizeof(buf[i]) - 1);
+		ssize_t r = 0;
+		len[i] = fd < 0 ? -1 : 0;
+		while (fd >= 0 && len[i] < (ssize_t)sizeof(buf[i]) - 1 &&
+		       (r = read(fd, buf[i] + len[i], sizeof(buf[i]) - 1 - len[i])) > 0)
+			len[i] += r;
+		if (r < 0)
+			len[i] = -1;
 		if (fd >= 0)
 			close(fd);
 	}

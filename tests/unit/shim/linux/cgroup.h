@@ -28,11 +28,21 @@ struct cgroup_subsys_state {
 	struct cgroup_subsys_state *first_child, *next_sibling;	/* shim */
 };
 
+struct psi_group;
+
 struct cgroup {
 	struct cgroup_subsys_state self;
 	struct cgroup_root *root;
 	int level;
 	u64 id;
+#ifdef CONFIG_PSI
+	struct psi_group *psi;	/* 6.1's: the kernel's PSI, off, leaves it NULL */
+#endif
+};
+
+/* a task's cgroups: its default-hierarchy cgroup is what psi_mod reads */
+struct css_set {
+	struct cgroup *dfl_cgrp;
 };
 
 struct cgroup_root {
