@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * psi_mod: the cgroup2 tree that per-cgroup pressure hangs on (cgroups=1).
+ * psi_mod: the groups of per-cgroup pressure (cgroups=1).
  *
  * One struct psim_cgroup per cgroup of the default hierarchy, its root
- * aside (the root's pressure is the system-wide state). The groups are
- * the tree only, so far: no per-cgroup times are kept yet and no files
- * made (docs/design.md, "Per-cgroup pressure").
+ * aside (the root's pressure is the system-wide state): its place in the
+ * tree, its state per CPU, which the probes change (psi_probes.c,
+ * "Per-cgroup accounting"), and its totals and averages, folded by its
+ * own averaging work (docs/design.md, "Per-cgroup pressure").
  *
  * Lifetime. A group is made for every cgroup that exists at the start (a
  * pre-order walk under RCU) and at each cgroup_mkdir, which fires before
@@ -13,8 +14,10 @@
  * task can enter a cgroup before its group exists. It is unhashed at
  * cgroup_release, when the cgroup has no task and can never get one again
  * (its children are released before it: each holds a reference on its
- * parent), and freed after an RCU grace period. The stop frees the rest,
- * after the probes are gone.
+ * parent), and freed from a work item after an RCU grace period, its
+ * averaging work cancelled first. The stop unhashes the rest once the
+ * probes count in no group, with the cgroup probes still attached (so
+ * every group's cgroup is still there), and waits for the frees.
  *
  * Both tracepoints fire with cgroup_mutex held, and with the tracing
  * path's spinlock held and interrupts off (TRACE_CGROUP_PATH formats the
@@ -32,7 +35,8 @@
  *
  * Groups are found by cgroup id (cgroup_id(): the kernfs node's, never
  * handed out twice while the system runs), in a hash under one spinlock,
- * with RCU readers.
+ * with RCU readers; the probes find them faster through the cgroup's own
+ * PSI pointer where the kernel leaves it unused (psim_cgroup_get()).
  */
 #include <linux/cgroup.h>
 #include <linux/hashtable.h>

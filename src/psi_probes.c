@@ -1994,22 +1994,7 @@ void psim_irq_charge(int cpu, u64 delta)
  * write: a user looping on a pressure file costs the probes nothing, the
  * reader retries if a probe wrote meanwhile.
  */
-u64 psim_cpu_snapshot(int cpu, struct psim_cpu_state *snap)
-{
-	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
-	unsigned int seq;
-	u64 now;
-
-	do {
-		seq = read_seqcount_begin(&pc->seq);
-		now = cpu_clock(cpu);
-		*snap = pc->st;
-	} while (read_seqcount_retry(&pc->seq, seq));
-	return now;
-}
-
-/* The same for a group's state on @cpu. */
-u64 psim_cgroup_snapshot(struct psim_cgroup *g, int cpu,
+static u64 psim_snapshot(int cpu, const struct psim_cpu_state *st,
 			 struct psim_cpu_state *snap)
 {
 	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, cpu);
@@ -2019,9 +2004,21 @@ u64 psim_cgroup_snapshot(struct psim_cgroup *g, int cpu,
 	do {
 		seq = read_seqcount_begin(&pc->seq);
 		now = cpu_clock(cpu);
-		*snap = *psim_gst(g, cpu);
+		*snap = *st;
 	} while (read_seqcount_retry(&pc->seq, seq));
 	return now;
+}
+
+u64 psim_cpu_snapshot(int cpu, struct psim_cpu_state *snap)
+{
+	return psim_snapshot(cpu, &per_cpu_ptr(&psim_pcpu, cpu)->st, snap);
+}
+
+/* The same for a group's state on @cpu, under the same CPU's seqcount. */
+u64 psim_cgroup_snapshot(struct psim_cgroup *g, int cpu,
+			 struct psim_cpu_state *snap)
+{
+	return psim_snapshot(cpu, psim_gst(g, cpu), snap);
 }
 
 /* The debug view of a CPU (psi_proc.c's debugfs file). */
