@@ -96,7 +96,6 @@ void psim_aggregate_read_percpu(enum psim_res res,
 				void *arg);
 u64 psim_aggregate_cpu_nonidle(int cpu);
 u32 psim_collect_poll(u64 *total);
-struct psim_cgroup;
 u64 psim_cgroup_aggregate(struct psim_cgroup *cg, bool from_work);
 void psim_cgroup_start(struct psim_cgroup *cg);
 void psim_cgroup_read(struct psim_cgroup *cg, enum psim_res res,

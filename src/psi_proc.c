@@ -452,6 +452,12 @@ static int psim_debug_cgroups_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(psim_debug_cgroups);
 
+/* The files' names: the kernel's resource names */
+static const char * const psim_res_names[PSIM_NR_RES] = {
+	[PSIM_IO] = "io", [PSIM_MEM] = "memory", [PSIM_CPU] = "cpu",
+	[PSIM_IRQ] = "irq",
+};
+
 /*
  * cgroups=1 with accounting: each group's pressure, its lines in the
  * kernel's format after "<cgroup id> <resource> "; irq's zero without
@@ -461,14 +467,10 @@ static void psim_debug_cgroup_line(struct seq_file *m, u64 id,
 				   enum psim_res res, unsigned long avg[2][3],
 				   u64 total[2])
 {
-	static const char * const names[PSIM_NR_RES] = {
-		[PSIM_IO] = "io", [PSIM_MEM] = "memory", [PSIM_CPU] = "cpu",
-		[PSIM_IRQ] = "irq",
-	};
 	int full;
 
 	for (full = res == PSIM_IRQ; full < 2; full++) {
-		seq_printf(m, "%llu %s ", id, names[res]);
+		seq_printf(m, "%llu %s ", id, psim_res_names[res]);
 		psim_show_line(m, full, avg[full], total[full]);
 	}
 }
@@ -482,10 +484,6 @@ DEFINE_SHOW_ATTRIBUTE(psim_debug_cgroup_pressure);
 
 static int psim_percpu_create(bool irq)
 {
-	static const char * const names[PSIM_NR_RES] = {
-		[PSIM_IO] = "io", [PSIM_MEM] = "memory", [PSIM_CPU] = "cpu",
-		[PSIM_IRQ] = "irq",
-	};
 	struct proc_dir_entry *dir;
 	long res;
 
@@ -493,7 +491,7 @@ static int psim_percpu_create(bool irq)
 	if (!dir)
 		return -ENOMEM;
 	for (res = 0; res < (irq ? PSIM_NR_RES : PSIM_IRQ); res++)
-		if (!proc_create_data(names[res], 0444, dir, &psim_percpu_ops,
+		if (!proc_create_data(psim_res_names[res], 0444, dir, &psim_percpu_ops,
 				      (void *)res))
 			return -ENOMEM;
 	return 0;
