@@ -73,10 +73,10 @@ lane() {
 # The schedule. On a machine with two CPUs or more (PSI_CHECK_PARALLEL=0:
 # one stream, every lane in the order given), two streams first, each
 # guest with a host CPU of its own: in the background, after the
-# downloads, the system lane (host builds and long guests), reliability
-# (storms with generous bounds) and bench (its figures are guest
-# instructions, not times), each with a build dir of its own; every other
-# lane in the foreground, in order. Then, with nothing else running, the
+# downloads, the system lane (host builds and long guests) and
+# reliability (storms with generous bounds), each with a build dir of its
+# own; every other lane in the foreground, in order (bench's figures are
+# guest instructions, not times). Then, with nothing else running, the
 # checks that hold psi_mod to the kernel's PSI in the same guest within
 # microseconds per wakeup, an allowance that assumes the host does not
 # stop the guest between the two clock reads: the compare lane and the
@@ -92,7 +92,7 @@ fg=() bg=() quiet=()
 if [ "${PSI_CHECK_PARALLEL:-1}" != 0 ] && [ "$(nproc)" -ge 2 ]; then
 	for s in "${suites[@]}"; do
 		case $s in
-		system | reliability | bench) bg+=("$s") ;;
+		system | reliability) bg+=("$s") ;;
 		kernels) fg+=(kernels:no) quiet+=(kernels:only) ;;
 		compare) quiet+=("$s") ;;
 		vm) fg+=(vm:untimed) quiet+=(vm:timed) ;;
@@ -105,15 +105,19 @@ fi
 [ ${#fg[@]} != 0 ] || fg=("${suites[@]}") bg=() quiet=()
 
 # Downloads, in the background from the start: the kernels lane's Debian
-# kernels, then the system lane's image (network and unpacking, a few
-# minutes, little CPU); each lane fetches again whatever this did not (and
-# reports a failure there). The background lanes follow them.
+# kernels and, beside them, the system lane's image (network and
+# unpacking, a few minutes, little CPU); each lane fetches again whatever
+# this did not (and reports a failure there). The background lanes follow
+# them.
 fetched=build/.check-kernels-fetched
 rm -f "$fetched"
 (
-	case " ${suites[*]} " in *" kernels "*) tests/kernels/fetch.sh ;; esac >build/prefetch.log 2>&1 </dev/null
-	touch "$fetched"
-	case " ${suites[*]} " in *" system "*) tests/system/image.sh ;; esac >>build/prefetch.log 2>&1 </dev/null
+	(
+		case " ${suites[*]} " in *" kernels "*) tests/kernels/fetch.sh ;; esac >build/prefetch.log 2>&1 </dev/null
+		touch "$fetched"
+	) &
+	case " ${suites[*]} " in *" system "*) tests/system/image.sh ;; esac >build/prefetch-image.log 2>&1 </dev/null
+	wait
 	for s in "${bg[@]}"; do
 		t=$SECONDS
 		lane "$s" "build/check-$s.log"

@@ -10,7 +10,9 @@
 #                /etc/modules-load.d/ and its systemd-oomd.socket drop-in to
 #                /etc/systemd/system/, its example program built with gcc;
 #                then the kernel upgrade: the 6.12 kernel and headers from
-#                bookworm-backports, for which DKMS must build psi_mod
+#                bookworm-backports, for which DKMS must build psi_mod;
+#                then apt-get remove, and the package installed again
+#                (DKMS builds for both kernels)
 #   3. boot a    Debian's 6.1 with psi=0 under QEMU (TCG, 2 vCPUs, 1 GiB),
 #                node_exporter forwarded to 127.0.0.1 and scraped by a real
 #                Prometheus server on the host; the guest suite
@@ -19,7 +21,7 @@
 #                boot-time load refused (EEXIST), the same memory load
 #                heard by the same clients, systemd-oomd watching cgroups
 #   5. boot b    the same disk with the 6.12 kernel: the module DKMS built,
-#                apt-get remove, install again, apt-get purge
+#                apt-get purge under the loaded module
 #
 # usage: tests/system/run.sh [--phases a,c,b] [--keep]
 #   --phases  boot only these, in this order (default a,c,b)
@@ -88,13 +90,13 @@ k61=$(kver_of '6\.1\..*-amd64')
 cp "$deb" "$root/tmp/"
 if in_root apt-get install -y -q "/tmp/$(basename "$deb")" >"$run/logs/install.log" 2>&1; then
 	ko=$(ls "$root/lib/modules/$k61/updates/dkms/psi_mod.ko"* 2>/dev/null | head -1)
-	if [ -n "$ko" ]; then pass install "apt-get install ./$(basename "$deb"): DKMS built ${ko#$root} ($(in_root dkms status | tr '\n' ' '))"
+	if [ -n "$ko" ]; then pass install "apt-get install ./$(basename "$deb"): DKMS built ${ko#$root} ($(in_root dkms status 2>/dev/null | tr '\n' ' '))"
 	else fail install "apt-get install succeeded but no psi_mod.ko for $k61 (log: $run/logs/install.log)"; fi
 else
 	fail install "apt-get install failed: $(tail -3 "$run/logs/install.log" | tr '\n' ' ')"
 fi
-# kept for the guest's second install (boot b); a name no leftover check
-# would take for psi_mod's
+# kept for the install again after the remove (below); a name
+# no leftover check would take for psi_mod's
 mkdir -p "$root/var/cache/psi-system"
 mv "$root/tmp/$(basename "$deb")" "$root/var/cache/psi-system/package.deb"
 # as the README says: load at boot with the package's example, and order
@@ -154,6 +156,33 @@ if in_root apt-get install -y -q -t bookworm-backports linux-image-amd64 linux-h
 else
 	k612=
 	fail upgrade "apt-get install -t bookworm-backports linux-image-amd64 failed: $(tail -3 "$run/logs/upgrade.log" | tr '\n' ' ')"
+fi
+
+# apt-get remove and the install after it, with both kernels in place:
+# neither needs a running kernel, and here DKMS builds natively (under
+# single-threaded TCG a build takes minutes); the guest keeps the README's
+# purge under the loaded module (boot b)
+if in_root apt-get remove -y -q psi-mod-dkms >"$run/logs/remove.log" 2>&1; then
+	left=$(find "$root/lib/modules" "$root/usr/src" "$root/var/lib/dkms" -name '*psi_mod*' -o -name '*psi-mod*' 2>/dev/null | tr '\n' ' ')
+	st=$(in_root dkms status 2>/dev/null)
+	if [ -n "$left" ] || [ -n "$st" ]; then
+		fail remove "apt-get remove left: ${left:-no file} (dkms status: ${st:-empty})"
+	elif in_root apt-get install -y -q /var/cache/psi-system/package.deb >>"$run/logs/remove.log" 2>&1; then
+		built=
+		for k in $k61 $k612; do
+			ls "$root/lib/modules/$k/updates/dkms/psi_mod.ko"* >/dev/null 2>&1 && built="$built $k"
+		done
+		if [ "$built" = "$(printf ' %s' $k61 $k612)" ]; then
+			rm -rf "$root/var/cache/psi-system"
+			pass remove "apt-get remove: no build under /lib/modules, no sources, dkms status empty; apt-get install again: DKMS built for$built"
+		else
+			fail remove "apt-get install after the remove: DKMS built for${built:- none} of $k61 $k612 (log: $run/logs/remove.log)"
+		fi
+	else
+		fail remove "apt-get install after the remove failed: $(tail -3 "$run/logs/remove.log" | tr '\n' ' ')"
+	fi
+else
+	fail remove "apt-get remove failed: $(tail -3 "$run/logs/remove.log" | tr '\n' ' ')"
 fi
 
 # the guest suite, its helpers, the unit that starts it
@@ -277,9 +306,9 @@ for ph in ${phases//,/ }; do
 	c) boot c "$k61" 1 600 6.1-psi1 ;;
 	b)
 		# room for every case's own limit (single-threaded TCG: depmod
-		# and DKMS in the guest are slow), so that a case that times out
+		# in the guest is slow), so that a case that times out
 		# is reported as such and the ones after it still run
-		if [ -n "$k612" ]; then boot b "$k612" 0 1500 6.12
+		if [ -n "$k612" ]; then boot b "$k612" 0 1100 6.12
 		else fail 6.12/boot "no 6.12 kernel in the image: the upgrade failed above"; fi
 		;;
 	*) fail setup "unknown phase $ph (a, b, c)" ;;
