@@ -108,6 +108,9 @@ struct psim_aggregate_debug {
 	u64 work_ns;
 	u64 lag_max;
 	unsigned long lag_folds;
+	unsigned long restarts;
+	unsigned long late_max;
+	unsigned long late_runs;
 	u32 lags[PSIM_NR_LAGS];
 	unsigned long seen[3];
 	bool pending;

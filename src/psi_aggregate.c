@@ -67,6 +67,11 @@ static u64 psim_avgs_lag_max;
 static unsigned long psim_avgs_lag_folds;
 static u32 psim_avgs_lags[PSIM_NR_LAGS];	/* the latest, in us */
 static bool psim_avgs_chained;
+/* Runs whose next fold a task change had queued already, a period out. */
+static unsigned long psim_avgs_restarts;
+/* How late the work ran after the jiffy its timer was set for, and how often. */
+static unsigned long psim_avgs_late_max;
+static unsigned long psim_avgs_late_runs;
 
 /*
  * Fold the per-CPU state times since aggregator @agg's last call into its
@@ -179,10 +184,21 @@ static u32 psim_aggregate(bool from_work, u64 *now)
 
 static void psim_avgs_work_fn(struct work_struct *work)
 {
+	/*
+	 * The jiffy its timer was set for, whoever set it (this work or a
+	 * task change): read racily, as a task change that queued the work
+	 * again already since it began to run moves it into the future.
+	 */
+	unsigned long set_for = data_race(psim_avgs_work.timer.expires);
+	unsigned long j = jiffies;
 	u64 now, due, t0;
 	u32 changed;
 
 	mutex_lock(&psim_avgs_lock);
+	if (time_after_eq(j, set_for)) {
+		psim_avgs_late_max = max(psim_avgs_late_max, j - set_for);
+		psim_avgs_late_runs++;
+	}
 	t0 = sched_clock();
 	due = psim_group.avg_next_update;
 	changed = psim_aggregate(true, &now);
@@ -202,10 +218,14 @@ static void psim_avgs_work_fn(struct work_struct *work)
 	 * change, so after an event the next fold is a full period later.
 	 */
 	psim_avgs_chained = changed & PSIM_STATE_RESCHEDULE;
-	if (psim_avgs_chained)
-		queue_delayed_work(system_unbound_wq, &psim_avgs_work,
-				   nsecs_to_jiffies(psim_group.avg_next_update -
-						    now) + 1);
+	if (psim_avgs_chained &&
+	    !queue_delayed_work(system_unbound_wq, &psim_avgs_work,
+				nsecs_to_jiffies(psim_group.avg_next_update -
+						 now) + 1)) {
+		/* queued for no grid point: the next fold is not timed */
+		psim_avgs_chained = false;
+		psim_avgs_restarts++;
+	}
 	WRITE_ONCE(psim_avgs_worker, current);
 	psim_probes_check();
 	psim_avgs_runs++;
@@ -286,6 +306,9 @@ void psim_aggregate_debug(struct psim_aggregate_debug *d)
 	d->work_ns = psim_avgs_work_ns;
 	d->lag_max = psim_avgs_lag_max;
 	d->lag_folds = psim_avgs_lag_folds;
+	d->restarts = psim_avgs_restarts;
+	d->late_max = psim_avgs_late_max;
+	d->late_runs = psim_avgs_late_runs;
 	memcpy(d->lags, psim_avgs_lags, sizeof(d->lags));
 	memcpy(d->seen, psim_group.seen, sizeof(d->seen));
 	mutex_unlock(&psim_avgs_lock);
@@ -355,6 +378,9 @@ void psim_aggregate_start(bool warmup, bool percpu)
 	psim_avgs_work_ns = 0;
 	psim_avgs_lag_max = 0;
 	psim_avgs_lag_folds = 0;
+	psim_avgs_restarts = 0;
+	psim_avgs_late_max = 0;
+	psim_avgs_late_runs = 0;
 	memset(psim_avgs_lags, 0, sizeof(psim_avgs_lags));
 	psim_avgs_chained = false;
 }

@@ -398,6 +398,11 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 	seq_printf(m, "avgs_lag_max_us %llu\n",
 		   div_u64(ag.lag_max, NSEC_PER_USEC));
 	seq_printf(m, "avgs_lag_folds %lu\n", ag.lag_folds);
+	/* runs that found their next fold queued by a task change */
+	seq_printf(m, "avgs_restarts %lu\n", ag.restarts);
+	/* the latest run after the jiffy its timer was set for, over runs */
+	seq_printf(m, "avgs_late_max_jiffies %lu\n", ag.late_max);
+	seq_printf(m, "avgs_late_runs %lu\n", ag.late_runs);
 	/* the latest PSIM_NR_LAGS of them, oldest first */
 	seq_puts(m, "avgs_lags_us");
 	for (i = 0; i < PSIM_NR_LAGS && i < ag.lag_folds; i++)

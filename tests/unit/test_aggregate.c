@@ -259,6 +259,18 @@ static void aggregate_work_folds_on_the_grid(void)
 	setup_cpu(2, 1, 0);
 	psim_aggregate_debug(&d);
 	TU_EQ(d.pending, 1);
+	/*
+	 * Its run 3 jiffies after the jiffy that change set its timer for.
+	 * Of the runs before, the first came on its timer's jiffy (the load's
+	 * task change set it a period out), the others on their grid points,
+	 * a jiffy before theirs: not timed.
+	 */
+	shim_now = 4 * PERIOD + jiffies_to_nsecs(PSIM_FREQ + 3);
+	TU_EQ(kmod_work(1), 1);
+	psim_aggregate_debug(&d);
+	TU_EQ(d.late_runs, 2);
+	TU_EQ(d.late_max, 3);
+	TU_EQ(d.restarts, 0);
 	kmod_stop();
 	psim_aggregate_debug(&d);
 	TU_EQ(d.pending, 0);		/* psim_aggregate_stop() cancels it */

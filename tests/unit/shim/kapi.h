@@ -84,6 +84,7 @@ static inline int atomic_cmpxchg(atomic_t *v, int o, int n)
 /* ---- time: jiffies is shim_now in ticks ---- */
 #define SHIM_NSEC_PER_JIFFY	(NSEC_PER_SEC / HZ)
 #define time_after(a, b)	((long)((b) - (a)) < 0)
+#define time_after_eq(a, b)	((long)((a) - (b)) >= 0)
 
 static inline unsigned long nsecs_to_jiffies(u64 n)
 {

@@ -67,6 +67,7 @@ typedef unsigned int gfp_t;
 #define __releases(x)
 #define ____cacheline_aligned_in_smp
 #define READ_ONCE(x)		(*(volatile __typeof__(x) *)&(x))
+#define data_race(x)		(x)
 #define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
 #define cmpxchg(p, o, n)	__sync_val_compare_and_swap(p, o, n)
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -324,6 +325,7 @@ struct work_struct;
 struct delayed_work {
 	bool pending;
 	unsigned long queued;	/* times queued, for the tests */
+	struct { unsigned long expires; } timer;	/* the jiffy set for */
 	void (*fn)(struct work_struct *w);	/* INIT_DELAYED_WORK()'s */
 };
 struct workqueue_struct;
@@ -340,10 +342,10 @@ static inline bool queue_delayed_work(struct workqueue_struct *wq,
 				      unsigned long delay)
 {
 	(void)wq;
-	(void)delay;
 	if (dw->pending)
 		return false;
 	dw->pending = true;
+	dw->timer.expires = shim_now / (1000000000ULL / HZ) + delay;
 	dw->queued++;
 	return true;
 }
