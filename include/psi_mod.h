@@ -230,6 +230,19 @@ struct psim_cgroup {
 	struct hlist_node hash;
 	struct list_head all;		/* psim_cgroup_list */
 	struct rcu_work free_work;
+	/*
+	 * Its files (psi_cgroup.c, "Files"): its directory under its
+	 * parent's, the name it was made with, and who made the cgroup.
+	 * dir and the flags under psim_cgroup_lock.
+	 */
+	struct proc_dir_entry *dir;
+	char *dir_name;
+	struct list_head files;		/* queued for the files' work */
+	bool removed;			/* its cgroup's rmdir */
+	bool freeing;			/* its cgroup's release */
+	bool no_files;			/* none could be made */
+	kuid_t uid;
+	kgid_t gid;
 	struct psim_cgroup_cpu *cpus[];	/* by CPU, every possible one */
 };
 
@@ -294,6 +307,7 @@ struct psim_cgroups_debug {
 	unsigned long nr;		/* groups now */
 	unsigned long made, freed;	/* since the start */
 	unsigned long failed;		/* cgroups left without one */
+	unsigned long files_failed;	/* cgroups left without files */
 };
 
 void psim_cgroups_debug(struct psim_cgroups_debug *d);
@@ -304,9 +318,18 @@ void psim_cgroups_show_pressure(struct seq_file *m,
 					     unsigned long avg[2][3],
 					     u64 total[2]));
 
+struct proc_dir_entry;
+void psim_cgroups_files_start(struct proc_dir_entry *procdir);
+void psim_cgroups_files_stop(void);
+
 /* psi_proc.c */
 int psim_proc_create(const char *dir, bool percpu, bool irq);
 void psim_proc_remove(void);
+struct proc_dir_entry *psim_proc_cgroup_dir(const char *name,
+					    struct proc_dir_entry *parent,
+					    struct psim_cgroup *g, kuid_t uid,
+					    kgid_t gid);
+bool psim_proc_cgroup_file_name(const char *name);
 int psim_copy_from_user(void *dst, const void __user *src, size_t len);
 
 #endif /* PSI_MOD_H */

@@ -40,11 +40,15 @@
  */
 #include <linux/cgroup.h>
 #include <linux/hashtable.h>
+#include <linux/kernfs.h>
 #include <linux/overflow.h>
+#include <linux/proc_fs.h>
 #include <linux/rculist.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/topology.h>
+#include <linux/cred.h>
+#include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <linux/workqueue.h>
 
@@ -74,6 +78,10 @@ static struct workqueue_struct *psim_cgroup_wq;
 /* under psim_cgroup_lock */
 static unsigned long psim_cgroups_nr, psim_cgroups_made, psim_cgroups_freed;
 static unsigned long psim_cgroups_failed;
+
+static bool psim_cgroup_files_on;		/* under psim_cgroup_lock */
+static void psim_cgroup_files_queue(struct psim_cgroup *g);
+static bool psim_cgroup_files_hold(struct psim_cgroup *g);
 
 static struct psim_cgroup *psim_cgroup_find(u64 id)
 {
@@ -108,6 +116,7 @@ static void psim_cgroup_kfree(struct psim_cgroup *g)
 
 	for_each_possible_cpu(cpu)
 		kfree(g->cpus[cpu]);
+	kfree(g->dir_name);
 	kfree(g);
 }
 
@@ -138,6 +147,9 @@ static struct psim_cgroup *psim_cgroup_alloc(struct cgroup *cgrp)
 	g->cgrp = cgrp;
 	g->id = cgroup_id(cgrp);
 	g->level = cgrp->level;
+	INIT_LIST_HEAD(&g->files);
+	g->uid = GLOBAL_ROOT_UID;
+	g->gid = GLOBAL_ROOT_GID;
 	return g;
 }
 
@@ -150,7 +162,7 @@ static struct psim_cgroup *psim_cgroup_alloc(struct cgroup *cgrp)
  * Returns false if @cgrp is left without a group (the groups made above
  * it stay).
  */
-static bool psim_cgroup_make(struct cgroup *cgrp)
+static bool psim_cgroup_make(struct cgroup *cgrp, bool mkdir)
 {
 	struct cgroup *c, *missing;
 	struct psim_cgroup *g;
@@ -185,6 +197,17 @@ static bool psim_cgroup_make(struct cgroup *cgrp)
 			psim_cgroup_slot_set(missing, g);
 		psim_cgroups_nr++;
 		psim_cgroups_made++;
+		/*
+		 * Its files belong to whoever made it, as the kernel's
+		 * (cgroup_kn_set_ugid()): known at its mkdir only; those
+		 * of a cgroup adopted at the start are root's.
+		 */
+		if (mkdir && missing == cgrp) {
+			g->uid = current_fsuid();
+			g->gid = current_fsgid();
+		}
+		if (psim_cgroup_files_on)
+			psim_cgroup_files_queue(g);
 	}
 }
 
@@ -223,6 +246,10 @@ static void psim_cgroup_unhash(struct psim_cgroup *g)
 	list_del(&g->all);
 	psim_cgroups_nr--;
 	psim_cgroups_freed++;
+	g->freeing = true;
+	/* its files go first: the files' work frees it then */
+	if (psim_cgroup_files_hold(g))
+		return;
 	INIT_RCU_WORK(&g->free_work, psim_cgroup_free_work);
 	queue_rcu_work(psim_cgroup_wq, &g->free_work);
 }
@@ -241,7 +268,7 @@ static void psim_cgprobe_mkdir(void *data, struct cgroup *cgrp,
 		return;
 	spin_lock_irqsave(&psim_cgroup_lock, flags);
 	if (psim_cgroups_on)
-		psim_cgroup_make(cgrp);
+		psim_cgroup_make(cgrp, true);
 	spin_unlock_irqrestore(&psim_cgroup_lock, flags);
 }
 
@@ -260,8 +287,28 @@ static void psim_cgprobe_release(void *data, struct cgroup *cgrp,
 	spin_unlock_irqrestore(&psim_cgroup_lock, flags);
 }
 
+/* The cgroup's directory is gone (it may linger, dying, till its release) */
+static void psim_cgprobe_rmdir(void *data, struct cgroup *cgrp,
+			       const char *path)
+{
+	struct psim_cgroup *g;
+	unsigned long flags;
+
+	if (!psim_cgroup_dfl(cgrp))
+		return;
+	spin_lock_irqsave(&psim_cgroup_lock, flags);
+	g = psim_cgroup_find(cgroup_id(cgrp));
+	if (g) {
+		g->removed = true;
+		if (g->dir || psim_cgroup_files_on)
+			psim_cgroup_files_queue(g);
+	}
+	spin_unlock_irqrestore(&psim_cgroup_lock, flags);
+}
+
 /* (end, begin), as psim_attach_optional() wants them */
 static struct psim_probe psim_cgroup_probes[] = {
+	{ .name = "cgroup_rmdir", .func = psim_cgprobe_rmdir },
 	{ .name = "cgroup_release", .func = psim_cgprobe_release },
 	{ .name = "cgroup_mkdir", .func = psim_cgprobe_mkdir },
 };
@@ -279,14 +326,16 @@ static int psim_cgroup_adopt(void)
 		    (READ_ONCE(css->flags) & CSS_RELEASED))
 			continue;
 		spin_lock_irqsave(&psim_cgroup_lock, flags);
-		ok = psim_cgroup_make(css->cgroup);
+		ok = psim_cgroup_make(css->cgroup, false);
 		/* released since the test above: see the top of this file */
-		if (ok && (READ_ONCE(css->flags) & CSS_RELEASED)) {
+		if (ok) {
 			struct psim_cgroup *g;
 
 			g = psim_cgroup_find(cgroup_id(css->cgroup));
-			if (g)
+			if (g && (READ_ONCE(css->flags) & CSS_RELEASED))
 				psim_cgroup_unhash(g);
+			else if (g && !(READ_ONCE(css->flags) & CSS_ONLINE))
+				g->removed = true;	/* dying: no files */
 		}
 		spin_unlock_irqrestore(&psim_cgroup_lock, flags);
 		if (!ok)
@@ -308,9 +357,242 @@ static void psim_cgroup_free_all(void)
 
 	spin_lock_irqsave(&psim_cgroup_lock, flags);
 	psim_cgroups_on = false;
-	list_for_each_entry_safe(g, tmp, &psim_cgroup_list, all)
+	list_for_each_entry_safe_reverse(g, tmp, &psim_cgroup_list, all)
 		psim_cgroup_unhash(g);
 	spin_unlock_irqrestore(&psim_cgroup_lock, flags);
+}
+
+/*
+ * Files: <proc_dir>/cgroup/<path>/{cpu,io,memory[,irq]}.pressure, the
+ * cgroup2 tree path for path, the root's being the system-wide files.
+ * procfs sleeps and the probes cannot, so one work item makes and removes
+ * them, group by group in the order the probes queued them: a parent's
+ * before its children's (a cgroup's mkdir after its parent's, the start's
+ * walk in pre-order), and a child's gone before its parent's (a cgroup's
+ * rmdir and release after its children's). A group's files go at its
+ * cgroup's rmdir, as the kernel's; the group, which counts its dying
+ * cgroup's last tasks, at the release, after its files: proc_remove()
+ * waits for every operation on them in progress, and a file still open
+ * gets -EIO from then on without entering the module.
+ *
+ * The default hierarchy refuses renames, so a cgroup's path is fixed. A
+ * name the files cannot take (that of a pressure file, which the kernel
+ * allows where its own pressure files are not made) leaves the cgroup
+ * without files, and its descendants too, counted and said once.
+ */
+static LIST_HEAD(psim_cgroup_files_q);		/* under psim_cgroup_lock */
+/* the group the work has in hand, off the queue (psim_cgroup_lock) */
+static struct psim_cgroup *psim_cgroup_files_busy;
+static struct proc_dir_entry *psim_cgroup_top;	/* <proc_dir>/cgroup, ditto */
+static unsigned long psim_cgroups_files_failed;	/* ditto */
+/* the work, and the tree's making and removal as a whole */
+static DEFINE_MUTEX(psim_cgroup_files_lock);
+static struct proc_dir_entry *psim_cgroup_procdir;	/* files_lock */
+static char psim_cgroup_name[NAME_MAX + 2];		/* files_lock */
+static void psim_cgroup_files_fn(struct work_struct *work);
+static DECLARE_WORK(psim_cgroup_files_work, psim_cgroup_files_fn);
+
+/* @g's files are to be made, removed or moved: the work looks at it. */
+static void psim_cgroup_files_queue(struct psim_cgroup *g)
+{
+	lockdep_assert_held(&psim_cgroup_lock);
+	if (g != psim_cgroup_files_busy && list_empty(&g->files))
+		list_add_tail(&g->files, &psim_cgroup_files_q);
+	queue_work(psim_cgroup_wq, &psim_cgroup_files_work);
+}
+
+/*
+ * At @g's unhashing: whether the files' work has it or its files still
+ * exist; then the work frees it once they are gone.
+ */
+static bool psim_cgroup_files_hold(struct psim_cgroup *g)
+{
+	lockdep_assert_held(&psim_cgroup_lock);
+	if (g != psim_cgroup_files_busy && !g->dir && list_empty(&g->files))
+		return false;
+	psim_cgroup_files_queue(g);
+	return true;
+}
+
+static bool psim_cgroup_files_want(struct psim_cgroup *g)
+{
+	return psim_cgroup_files_on && !g->freeing && !g->removed &&
+	       !g->no_files;
+}
+
+/* @g's files forgotten: to be removed, or removed with the whole tree */
+static struct proc_dir_entry *psim_cgroup_files_forget(struct psim_cgroup *g)
+{
+	struct proc_dir_entry *dir = g->dir;
+
+	g->dir = NULL;
+	kfree(g->dir_name);
+	g->dir_name = NULL;
+	return dir;
+}
+
+/*
+ * With psim_cgroup_lock held: where @g's files are to be made, its name
+ * in psim_cgroup_name; NULL if nowhere (its parent has none, or the name
+ * cannot be had).
+ */
+static struct proc_dir_entry *psim_cgroup_files_where(struct psim_cgroup *g)
+{
+	struct proc_dir_entry *parent;
+	int len;
+
+	parent = g->parent ? g->parent->dir : psim_cgroup_top;
+	if (!parent)
+		return NULL;
+	/* "/<name>", its path from its parent */
+	len = kernfs_path_from_node(g->cgrp->kn, g->cgrp->kn->parent,
+				    psim_cgroup_name, sizeof(psim_cgroup_name));
+	if (len >= 2 && len < sizeof(psim_cgroup_name) &&
+	    !psim_proc_cgroup_file_name(psim_cgroup_name + 1))
+		return parent;
+	pr_warn_once("cgroups=1: a cgroup named %s gets no files (the name of a pressure file)\n",
+		     psim_cgroup_name + 1);
+	g->no_files = true;
+	psim_cgroups_files_failed++;
+	return NULL;
+}
+
+/* One group's turn: its files made, removed or moved; or it is freed. */
+static void psim_cgroup_files_one(struct psim_cgroup *g)
+{
+	struct proc_dir_entry *dir = NULL, *parent = NULL;
+	char *name = NULL;
+
+	spin_lock_irq(&psim_cgroup_lock);
+	if (g->dir && !psim_cgroup_files_want(g))
+		dir = psim_cgroup_files_forget(g);
+	if (!g->dir && psim_cgroup_files_want(g))
+		parent = psim_cgroup_files_where(g);
+	spin_unlock_irq(&psim_cgroup_lock);
+
+	proc_remove(dir);
+	if (parent) {
+		name = kstrdup(psim_cgroup_name + 1, GFP_KERNEL);
+		dir = name ? psim_proc_cgroup_dir(name, parent, g, g->uid,
+						  g->gid) : NULL;
+	}
+
+	spin_lock_irq(&psim_cgroup_lock);
+	psim_cgroup_files_busy = NULL;
+	if (parent && dir) {
+		g->dir = dir;
+		g->dir_name = name;
+	} else if (parent) {
+		kfree(name);
+		g->no_files = true;
+		psim_cgroups_files_failed++;
+	}
+	/* what changed while it was in hand */
+	if (g->dir && !psim_cgroup_files_want(g)) {
+		psim_cgroup_files_queue(g);
+	} else if (g->freeing && list_empty(&g->files)) {
+		INIT_RCU_WORK(&g->free_work, psim_cgroup_free_work);
+		queue_rcu_work(psim_cgroup_wq, &g->free_work);
+	}
+	spin_unlock_irq(&psim_cgroup_lock);
+}
+
+static void psim_cgroup_files_fn(struct work_struct *work)
+{
+	struct psim_cgroup *g;
+
+	mutex_lock(&psim_cgroup_files_lock);
+	for (;;) {
+		spin_lock_irq(&psim_cgroup_lock);
+		g = list_first_entry_or_null(&psim_cgroup_files_q,
+					     struct psim_cgroup, files);
+		/* the tree's removal waits: it takes what is left at once */
+		if (g && !psim_cgroup_files_on && psim_cgroup_top)
+			g = NULL;
+		if (g) {
+			list_del_init(&g->files);
+			psim_cgroup_files_busy = g;
+		}
+		spin_unlock_irq(&psim_cgroup_lock);
+		if (!g)
+			break;
+		psim_cgroup_files_one(g);
+		cond_resched();
+	}
+	mutex_unlock(&psim_cgroup_files_lock);
+}
+
+/* The tree's top and the root's files, then every group's (files_lock). */
+static void psim_cgroup_files_up(void)
+{
+	struct proc_dir_entry *top;
+	struct psim_cgroup *g;
+
+	lockdep_assert_held(&psim_cgroup_files_lock);
+	if (!psim_cgroup_procdir || !psim_cgroup_wq || psim_cgroup_top)
+		return;
+	top = psim_proc_cgroup_dir("cgroup", psim_cgroup_procdir, NULL,
+				   GLOBAL_ROOT_UID, GLOBAL_ROOT_GID);
+	if (!top) {
+		pr_warn("cgroups=1: no memory for <proc_dir>/cgroup: no per-cgroup files\n");
+		return;
+	}
+	spin_lock_irq(&psim_cgroup_lock);
+	psim_cgroup_top = top;
+	psim_cgroup_files_on = true;
+	psim_cgroups_files_failed = 0;
+	list_for_each_entry(g, &psim_cgroup_list, all) {
+		g->no_files = false;
+		psim_cgroup_files_queue(g);
+	}
+	spin_unlock_irq(&psim_cgroup_lock);
+}
+
+/*
+ * The whole tree at once. The groups still queued are freed by the work
+ * after it, if they are to be.
+ */
+static void psim_cgroup_files_down(void)
+{
+	struct proc_dir_entry *top;
+	struct psim_cgroup *g;
+
+	if (!psim_cgroup_wq)
+		return;
+	spin_lock_irq(&psim_cgroup_lock);
+	psim_cgroup_files_on = false;
+	spin_unlock_irq(&psim_cgroup_lock);
+	mutex_lock(&psim_cgroup_files_lock);
+	spin_lock_irq(&psim_cgroup_lock);
+	top = psim_cgroup_top;
+	psim_cgroup_top = NULL;
+	list_for_each_entry(g, &psim_cgroup_list, all)
+		psim_cgroup_files_forget(g);
+	list_for_each_entry(g, &psim_cgroup_files_q, files)
+		psim_cgroup_files_forget(g);
+	if (!list_empty(&psim_cgroup_files_q))
+		queue_work(psim_cgroup_wq, &psim_cgroup_files_work);
+	spin_unlock_irq(&psim_cgroup_lock);
+	proc_remove(top);
+	mutex_unlock(&psim_cgroup_files_lock);
+}
+
+/* The module's proc directory is there (psim_proc_create()) */
+void psim_cgroups_files_start(struct proc_dir_entry *procdir)
+{
+	mutex_lock(&psim_cgroup_files_lock);
+	psim_cgroup_procdir = procdir;
+	psim_cgroup_files_up();
+	mutex_unlock(&psim_cgroup_files_lock);
+}
+
+/* ... and is about to go (psim_proc_remove()) */
+void psim_cgroups_files_stop(void)
+{
+	psim_cgroup_files_down();
+	mutex_lock(&psim_cgroup_files_lock);
+	psim_cgroup_procdir = NULL;
+	mutex_unlock(&psim_cgroup_files_lock);
 }
 
 /*
@@ -343,7 +625,7 @@ int psim_cgroups_start(bool on, bool kernel_psi)
 	if (psim_attach_optional(psim_cgroup_probes,
 				 ARRAY_SIZE(psim_cgroup_probes)) !=
 	    ARRAY_SIZE(psim_cgroup_probes)) {
-		pr_err("cgroups=1: the cgroup_mkdir and cgroup_release tracepoints are needed\n");
+		pr_err("cgroups=1: the cgroup_mkdir, _release and _rmdir tracepoints are needed\n");
 		ret = -ENOENT;
 		goto err;
 	}
@@ -357,6 +639,9 @@ int psim_cgroups_start(bool on, bool kernel_psi)
 	spin_unlock_irqrestore(&psim_cgroup_lock, flags);
 	if (psim_cgroups_slot)
 		static_branch_enable(&psim_cgroup_slot_key);
+	mutex_lock(&psim_cgroup_files_lock);
+	psim_cgroup_files_up();
+	mutex_unlock(&psim_cgroup_files_lock);
 	return 0;
 err:
 	psim_cgroups_stop();
@@ -372,6 +657,7 @@ void psim_cgroups_stop(void)
 {
 	if (!psim_cgroup_wq)
 		return;
+	psim_cgroup_files_down();
 	psim_cgroup_free_all();
 	static_branch_disable(&psim_cgroup_slot_key);
 	psim_detach_optional(psim_cgroup_probes,
@@ -380,7 +666,11 @@ void psim_cgroups_stop(void)
 	if (psim_cgroups_failed)
 		pr_warn("cgroups=1: %lu cgroup(s) went without a group (no memory at their mkdir)\n",
 			psim_cgroups_failed);
-	/* the frees queued after a grace period, then run */
+	if (psim_cgroups_files_failed)
+		pr_warn("cgroups=1: %lu cgroup(s) went without files\n",
+			psim_cgroups_files_failed);
+	/* the groups the files' work had, then the frees after a grace period */
+	flush_work(&psim_cgroup_files_work);
 	rcu_barrier();
 	destroy_workqueue(psim_cgroup_wq);
 	psim_cgroup_wq = NULL;
@@ -421,6 +711,7 @@ void psim_cgroups_debug(struct psim_cgroups_debug *d)
 	d->made = psim_cgroups_made;
 	d->freed = psim_cgroups_freed;
 	d->failed = psim_cgroups_failed;
+	d->files_failed = psim_cgroups_files_failed;
 	spin_unlock_irqrestore(&psim_cgroup_lock, flags);
 }
 

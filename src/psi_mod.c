@@ -447,9 +447,10 @@ MODULE_PARM_DESC(irq, "Also provide <proc_dir>/irq, irq pressure from the interr
 /*
  * cgroups=1: per-cgroup pressure, a group for every cgroup2 cgroup
  * (psi_cgroup.c) in which the probes count its tasks, as the kernel's
- * per-cgroup PSI. Writable at runtime: while the module is active the
- * groups are made (every cgroup there adopted, its tasks counted from
- * their next event) or freed at once; otherwise the next start follows it.
+ * per-cgroup PSI, shown in <proc_dir>/cgroup/. Writable at runtime: while
+ * the module is active the groups and their files are made (every cgroup
+ * there adopted, its tasks counted from their next event) or removed at
+ * once; otherwise the next start follows it.
  */
 static int psim_cgroups_set(const char *val, const struct kernel_param *kp)
 {
@@ -484,7 +485,7 @@ static const struct kernel_param_ops psim_cgroups_ops = {
 	.get = psim_bool_get,
 };
 module_param_cb(cgroups, &psim_cgroups_ops, &psim_cgroups, 0644);
-MODULE_PARM_DESC(cgroups, "Per-cgroup pressure for every cgroup2 cgroup (1; figures in debugfs psi_mod/cgroup_pressure, no per-cgroup files yet), or not (0, default); writable at runtime");
+MODULE_PARM_DESC(cgroups, "Per-cgroup pressure for every cgroup2 cgroup (1; files in <proc_dir>/cgroup/<path>/, no per-cgroup triggers yet), or not (0, default); writable at runtime");
 
 /*
  * proc_dir names one directory under /proc: letters, digits, '.', '-' and

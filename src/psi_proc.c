@@ -38,6 +38,14 @@ static struct proc_dir_entry *psim_dir;
 static struct dentry *psim_debug_dir;
 /* the files are being removed: a copy waiting for the mm gives up */
 static bool psim_files_closing;
+/* irq=1: irq files too, system-wide and per cgroup */
+static bool psim_proc_irq;
+
+/* The files' names: the kernel's resource names */
+static const char * const psim_res_names[PSIM_NR_RES] = {
+	[PSIM_IO] = "io", [PSIM_MEM] = "memory", [PSIM_CPU] = "cpu",
+	[PSIM_IRQ] = "irq",
+};
 
 /*
  * Whether a fault on @vma can only wait on the kernel (memory, swap, a
@@ -348,6 +356,119 @@ PSIM_PROC_OPS(cpu);
 PSIM_PROC_OPS(irq);
 
 /*
+ * A cgroup's files, <res>.pressure: the kernel's format, its group's
+ * figures (@m->private; NULL for the root: the system-wide ones). A
+ * non-root group's cpu full is its own, as in the kernel.
+ */
+static int psim_cgroup_pressure_show(struct seq_file *m, enum psim_res res)
+{
+	struct psim_cgroup *g = m->private;
+	unsigned long avg[2][3];
+	u64 total[2];
+	int full;
+
+	if (!g)
+		return psim_pressure_show(m, res);
+	psim_cgroup_read(g, res, avg, total);
+	for (full = res == PSIM_IRQ;
+	     full < 2 - (res == PSIM_CPU && !PSIM_CPU_FULL_LINE); full++)
+		psim_show_line(m, full, avg[full], total[full]);
+	return 0;
+}
+
+/*
+ * No triggers on them yet: a write is refused, with the reason, and
+ * poll() answers at once as the kernel's file without a trigger.
+ */
+static ssize_t psim_cgroup_write(struct file *file, const char __user *buf,
+				 size_t nbytes, loff_t *ppos)
+{
+	pr_warn_once("the per-cgroup files take no triggers yet; write them to the system-wide files in <proc_dir>\n");
+	return -EOPNOTSUPP;
+}
+
+static __poll_t psim_cgroup_poll(struct file *file, poll_table *wait)
+{
+	return DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI;
+}
+
+#define PSIM_CGROUP_OPS(res, RES)					\
+	static int psim_cgroup_##res##_show(struct seq_file *m, void *v) \
+	{								\
+		return psim_cgroup_pressure_show(m, RES);		\
+	}								\
+	static int psim_cgroup_##res##_open(struct inode *inode,	\
+					    struct file *file)		\
+	{								\
+		return single_open(file, psim_cgroup_##res##_show,	\
+				   psim_pde_data(inode));		\
+	}								\
+	static const struct proc_ops psim_cgroup_##res##_ops = {	\
+		.proc_open	= psim_cgroup_##res##_open,		\
+		.proc_read	= psim_read,				\
+		.proc_lseek	= seq_lseek,				\
+		.proc_write	= psim_cgroup_write,			\
+		.proc_poll	= psim_cgroup_poll,			\
+		.proc_release	= single_release,			\
+	}
+
+PSIM_CGROUP_OPS(io, PSIM_IO);
+PSIM_CGROUP_OPS(memory, PSIM_MEM);
+PSIM_CGROUP_OPS(cpu, PSIM_CPU);
+PSIM_CGROUP_OPS(irq, PSIM_IRQ);
+
+static const struct proc_ops *const psim_cgroup_ops[PSIM_NR_RES] = {
+	[PSIM_IO] = &psim_cgroup_io_ops, [PSIM_MEM] = &psim_cgroup_memory_ops,
+	[PSIM_CPU] = &psim_cgroup_cpu_ops, [PSIM_IRQ] = &psim_cgroup_irq_ops,
+};
+
+/* Whether a cgroup of this name would clash with its parent's files. */
+bool psim_proc_cgroup_file_name(const char *name)
+{
+	size_t len;
+	int res;
+
+	for (res = 0; res < PSIM_NR_RES; res++) {
+		len = strlen(psim_res_names[res]);
+		if (!strncmp(name, psim_res_names[res], len) &&
+		    !strcmp(name + len, ".pressure"))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A cgroup's directory @name under @parent with its files, for group @g
+ * (NULL: the root), owned by @uid and @gid with the kernel's cgroup file
+ * mode; NULL if it could not be made whole (nothing of it is left).
+ */
+struct proc_dir_entry *psim_proc_cgroup_dir(const char *name,
+					    struct proc_dir_entry *parent,
+					    struct psim_cgroup *g, kuid_t uid,
+					    kgid_t gid)
+{
+	char file[sizeof("memory.pressure")];
+	struct proc_dir_entry *dir, *pde;
+	int res;
+
+	dir = proc_mkdir(name, parent);
+	if (!dir)
+		return NULL;
+	proc_set_user(dir, uid, gid);
+	for (res = 0; res < (psim_proc_irq ? PSIM_NR_RES : PSIM_IRQ); res++) {
+		snprintf(file, sizeof(file), "%s.pressure",
+			 psim_res_names[res]);
+		pde = proc_create_data(file, 0644, dir, psim_cgroup_ops[res], g);
+		if (!pde) {
+			proc_remove(dir);
+			return NULL;
+		}
+		proc_set_user(pde, uid, gid);
+	}
+	return dir;
+}
+
+/*
  * The raw state, for tests and for debugging: the task counts of every
  * CPU, the underflow count (must stay 0), and how often the periodic
  * aggregation ran.
@@ -443,8 +564,9 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 	psim_cgroups_debug(&cg);
 	/* cgroups=1: groups now, made and freed since the start, failed */
 	if (cg.on)
-		seq_printf(m, "cgroups %lu %lu %lu %lu\n", cg.nr, cg.made,
-			   cg.freed, cg.failed);
+		seq_printf(m, "cgroups %lu %lu %lu %lu\ncgroup_files_failed %lu\n",
+			   cg.nr, cg.made, cg.freed, cg.failed,
+			   cg.files_failed);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(psim_debug_state);
@@ -456,12 +578,6 @@ static int psim_debug_cgroups_show(struct seq_file *m, void *v)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(psim_debug_cgroups);
-
-/* The files' names: the kernel's resource names */
-static const char * const psim_res_names[PSIM_NR_RES] = {
-	[PSIM_IO] = "io", [PSIM_MEM] = "memory", [PSIM_CPU] = "cpu",
-	[PSIM_IRQ] = "irq",
-};
 
 /*
  * cgroups=1 with accounting: each group's pressure, its lines in the
@@ -512,6 +628,7 @@ int psim_proc_create(const char *name, bool percpu, bool irq)
 	int ret;
 
 	WRITE_ONCE(psim_files_closing, false);
+	psim_proc_irq = irq;
 	psim_dir = proc_mkdir(name, NULL);
 	if (!psim_dir)
 		return -ENOMEM;
@@ -535,6 +652,8 @@ int psim_proc_create(const char *name, bool percpu, bool irq)
 			    &psim_debug_cgroups_fops);
 	debugfs_create_file("cgroup_pressure", 0400, psim_debug_dir, NULL,
 			    &psim_debug_cgroup_pressure_fops);
+	/* cgroups=1: the cgroups' files, now or when it is set */
+	psim_cgroups_files_start(psim_dir);
 	return 0;
 }
 
@@ -544,6 +663,7 @@ void psim_proc_remove(void)
 	psim_debug_dir = NULL;
 	/* a copy waiting for the mm's lock ends, proc_remove() waits for it */
 	WRITE_ONCE(psim_files_closing, true);
+	psim_cgroups_files_stop();
 	proc_remove(psim_dir);
 	psim_dir = NULL;
 }

@@ -198,6 +198,105 @@ static void cgroup_mkdir_nomem(void)
 	stop_clean();
 }
 
+/* the files' directory of cgroup @i under @parent's (NULL if none) */
+static struct proc_dir_entry *cg_dir(struct proc_dir_entry *parent, int i)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "cg%d", 10 + i);
+	return parent ? shim_proc_find(parent, name) : NULL;
+}
+
+static void cg_rmdir(int i)
+{
+	cg[i].self.flags &= ~CSS_ONLINE;
+	cg_fire("cgroup_rmdir", &cg[i]);
+}
+
+/*
+ * The files (psi_cgroup.c, "Files"): made by the work for the cgroups
+ * there once the proc directory is, parent before child, each group's
+ * directory holding its group; at a mkdir; none for a cgroup named after
+ * a pressure file, nor below it; removed at rmdir, the group staying till
+ * its release; a release before the work ran frees the group only after
+ * its files; no memory for a directory counted; the whole tree gone when
+ * the proc directory goes, and at cgroups=0 with a release still queued.
+ */
+static void cgroup_files(void)
+{
+	struct proc_dir_entry *top, *t, *d10, *d11, *d12, *d13;
+	int live = shim_proc_live;
+
+	cg_reset();
+	build_tree();
+	TU_EQS(psim_cgroups_start(true, false), 0);
+	top = psim_proc_cgroup_dir("pressure", NULL, NULL, GLOBAL_ROOT_UID,
+				   GLOBAL_ROOT_GID);
+	psim_cgroups_files_start(top);
+	t = shim_proc_find(top, "cgroup");
+	TU_CHECK(t != NULL, "no cgroup directory");
+	TU_EQ(shim_plain_works_run(), 1);
+	d10 = cg_dir(t, 0);
+	d11 = cg_dir(d10, 1);
+	d12 = cg_dir(d11, 2);
+	d13 = cg_dir(t, 3);
+	TU_CHECK(d10 && d11 && d12 && d13 && cg_dir(d13, 4), "the tree");
+	TU_CHECK(d12 && shim_proc_group(d12) == psim_cgroup_lookup(&cg[2]),
+		 "a directory's group");
+	TU_EQ(shim_proc_live - live, 2 + 5);
+	/* a mkdir */
+	cg_mkdir(5, &cg[2]);
+	TU_EQ(shim_plain_works_run(), 1);
+	TU_CHECK(cg_dir(d12, 5) != NULL, "no directory for a new cgroup");
+	/* a pressure file's name: no files, nor below it */
+	shim_cgroup_add(&cg[6], &cg[0], 16);
+	cg[6].shim_kn.shim_name = "memory.pressure";
+	cg_fire("cgroup_mkdir", &cg[6]);
+	cg_mkdir(7, &cg[6]);
+	TU_EQ(shim_plain_works_run(), 1);
+	TU_CHECK(!shim_proc_find(d10, "memory.pressure") && !cg_dir(d10, 7),
+		 "files for a cgroup named memory.pressure");
+	TU_EQ(dbg().files_failed, 1);
+	TU_EQ(dbg().nr, 8);
+	/* rmdir: the files go, the group stays till the release */
+	cg_rmdir(5);
+	TU_EQ(shim_plain_works_run(), 1);
+	TU_CHECK(!cg_dir(d12, 5), "files after rmdir");
+	TU_CHECK(psim_cgroup_lookup(&cg[5]) != NULL, "group gone at rmdir");
+	cg_release(5);
+	TU_EQ(shim_rcu_works_run(), 1);
+	/* rmdir and release before the work: freed after its files */
+	cg_rmdir(4);
+	cg_release(4);
+	TU_EQ(shim_rcu_works_run(), 0);
+	TU_EQ(shim_plain_works_run(), 1);
+	TU_CHECK(!cg_dir(d13, 4), "files of a released cgroup");
+	TU_EQ(shim_rcu_works_run(), 1);
+	/* no memory for a directory */
+	shim_proc_fail = 1;
+	cg_mkdir(8, root());
+	TU_EQ(shim_plain_works_run(), 1);
+	TU_CHECK(!cg_dir(t, 8), "a directory that failed");
+	TU_EQ(dbg().files_failed, 2);
+	TU_EQ(shim_proc_live - live, 2 + 4);
+	/* the proc directory goes: the whole tree with it, the groups stay */
+	psim_cgroups_files_stop();
+	TU_EQ(shim_proc_live - live, 1);
+	TU_EQ(dbg().nr, 7);
+	/* back, then cgroups=0 with a release queued for the work */
+	psim_cgroups_files_start(top);
+	TU_EQ(shim_plain_works_run(), 1);
+	t = shim_proc_find(top, "cgroup");
+	TU_CHECK(t && cg_dir(t, 3), "the tree again");
+	cg_rmdir(3);
+	psim_cgroups_stop();
+	TU_EQ(shim_proc_live - live, 1);
+	TU_EQ(shim_kmalloc_live - live0, 0);
+	psim_cgroups_files_stop();
+	proc_remove(top);
+	TU_EQ(shim_proc_live - live, 0);
+}
+
 /* No memory at the start's walk: the start fails and leaves nothing. */
 static void cgroup_start_nomem(void)
 {
@@ -412,6 +511,7 @@ int main(void)
 	TU_RUN(cgroup_off);
 	TU_RUN(cgroup_mkdir_release);
 	TU_RUN(cgroup_mkdir_nomem);
+	TU_RUN(cgroup_files);
 	TU_RUN(cgroup_start_nomem);
 	TU_RUN(cgroup_walk_races);
 	TU_RUN(cgroup_accounting);

@@ -403,11 +403,166 @@ void seq_printf(struct seq_file *m, const char *fmt, ...)
 		m->count = m->count + n < m->size ? m->count + n : m->size;
 }
 
+/* ---- plain work ---- */
+static struct work_struct *shim_plain_works[4];
+
+bool queue_work(struct workqueue_struct *wq, struct work_struct *w)
+{
+	int i, free = -1;
+
+	(void)wq;
+	if (w->pending)
+		return false;
+	for (i = 0; i < (int)ARRAY_SIZE(shim_plain_works); i++) {
+		if (shim_plain_works[i] == w)
+			free = i;
+		else if (!shim_plain_works[i] && free < 0)
+			free = i;
+	}
+	if (free < 0)
+		shim_fail("too many plain works");
+	shim_plain_works[free] = w;
+	w->pending = true;
+	return true;
+}
+
+bool flush_work(struct work_struct *w)
+{
+	bool ran = false;
+
+	while (w->pending) {
+		w->pending = false;
+		w->fn(w);
+		ran = true;
+	}
+	return ran;
+}
+
+int shim_plain_works_run(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < (int)ARRAY_SIZE(shim_plain_works); i++)
+		if (shim_plain_works[i] && flush_work(shim_plain_works[i]))
+			n++;
+	return n;
+}
+
+char *kstrdup(const char *s, gfp_t gfp)
+{
+	char *p = kzalloc(strlen(s) + 1, gfp);
+
+	if (p)
+		strcpy(p, s);
+	return p;
+}
+
+/* ---- procfs: the cgroup files' directories ---- */
+struct proc_dir_entry {
+	char name[NAME_MAX + 1];
+	struct proc_dir_entry *parent;
+	void *group;
+	bool live;
+	struct proc_dir_entry *next;	/* every one made, for the lookups */
+};
+static struct proc_dir_entry *shim_pdes;
+int shim_proc_live, shim_proc_fail;
+kuid_t shim_fsuid;
+kgid_t shim_fsgid;
+
+/* stand-in of psi_proc.c's: a directory (its files are not played) */
+struct proc_dir_entry *psim_proc_cgroup_dir(const char *name,
+					    struct proc_dir_entry *parent,
+					    struct psim_cgroup *g, kuid_t uid,
+					    kgid_t gid)
+{
+	struct proc_dir_entry *de;
+
+	(void)uid;
+	(void)gid;
+	if (parent && !parent->live)
+		shim_fail("a directory made under a removed one");
+	if (shim_proc_find(parent, name))
+		shim_fail("a directory made twice");
+	if (shim_proc_fail > 0) {
+		shim_proc_fail--;
+		return NULL;
+	}
+	de = calloc(1, sizeof(*de));
+	snprintf(de->name, sizeof(de->name), "%s", name);
+	de->parent = parent;
+	de->group = g;
+	de->live = true;
+	de->next = shim_pdes;
+	shim_pdes = de;
+	shim_proc_live++;
+	return de;
+}
+
+bool psim_proc_cgroup_file_name(const char *name)
+{
+	return !strcmp(name, "cpu.pressure") || !strcmp(name, "io.pressure") ||
+	       !strcmp(name, "memory.pressure") || !strcmp(name, "irq.pressure");
+}
+
+static bool shim_proc_below(struct proc_dir_entry *de,
+			    struct proc_dir_entry *top)
+{
+	for (; de; de = de->parent)
+		if (de == top)
+			return true;
+	return false;
+}
+
+/* @de and all below it, as procfs's */
+void proc_remove(struct proc_dir_entry *de)
+{
+	struct proc_dir_entry *p;
+
+	if (!de)
+		return;
+	if (!de->live)
+		shim_fail("a directory removed twice");
+	for (p = shim_pdes; p; p = p->next) {
+		if (p->live && shim_proc_below(p, de)) {
+			p->live = false;
+			shim_proc_live--;
+		}
+	}
+}
+
+struct proc_dir_entry *shim_proc_find(struct proc_dir_entry *parent,
+				      const char *name)
+{
+	struct proc_dir_entry *p;
+
+	for (p = shim_pdes; p; p = p->next)
+		if (p->live && p->parent == parent && !strcmp(p->name, name))
+			return p;
+	return NULL;
+}
+
+void *shim_proc_group(struct proc_dir_entry *de)
+{
+	return de->group;
+}
+
 /* ---- a cgroup hierarchy (linux/cgroup.h) ---- */
 struct cgroup_root cgrp_dfl_root = {
 	.cgrp = { .self = { .cgroup = &cgrp_dfl_root.cgrp },
-		  .root = &cgrp_dfl_root, .id = 1 },
+		  .root = &cgrp_dfl_root, .id = 1,
+		  .kn = &cgrp_dfl_root.cgrp.shim_kn, .shim_kn = { .id = 1 } },
 };
+
+int kernfs_path_from_node(struct kernfs_node *to, struct kernfs_node *from,
+			  char *buf, size_t buflen)
+{
+	if (from != to->parent)
+		shim_fail("a path from elsewhere than the parent");
+	if (to->shim_name)
+		return snprintf(buf, buflen, "/%s", to->shim_name);
+	return snprintf(buf, buflen, "/cg%llu", (unsigned long long)to->id);
+}
 void (*shim_css_walk_hook)(struct cgroup_subsys_state *next);
 
 void shim_cgroup_add(struct cgroup *c, struct cgroup *parent, u64 id)
@@ -420,6 +575,10 @@ void shim_cgroup_add(struct cgroup *c, struct cgroup *parent, u64 id)
 	c->root = parent->root;
 	c->level = parent->level + 1;
 	c->id = id;
+	c->self.flags = CSS_ONLINE;
+	c->shim_kn.id = id;
+	c->shim_kn.parent = parent->kn;
+	c->kn = &c->shim_kn;
 	while (*pp)
 		pp = &(*pp)->next_sibling;
 	*pp = &c->self;

@@ -240,6 +240,14 @@ static inline void hlist_del(struct hlist_node *n)
 	for ((pos) = list_entry((head)->next, __typeof__(*(pos)), member); \
 	     &(pos)->member != (head);					\
 	     (pos) = list_entry((pos)->member.next, __typeof__(*(pos)), member))
+#define list_first_entry_or_null(head, type, member)			\
+	((head)->next != (head) ? list_entry((head)->next, type, member) : NULL)
+#define list_for_each_entry_safe_reverse(pos, n, head, member)		\
+	for ((pos) = list_entry((head)->prev, __typeof__(*(pos)), member), \
+	     (n) = list_entry((pos)->member.prev, __typeof__(*(pos)), member); \
+	     &(pos)->member != (head);					\
+	     (pos) = (n),						\
+	     (n) = list_entry((n)->member.prev, __typeof__(*(n)), member))
 #define list_for_each_entry_safe(pos, n, head, member)			\
 	for ((pos) = list_entry((head)->next, __typeof__(*(pos)), member), \
 	     (n) = list_entry((pos)->member.next, __typeof__(*(pos)), member); \
@@ -416,7 +424,44 @@ void rcu_barrier(void);
 int shim_rcu_works_run(void);	/* returns how many ran */
 extern int shim_wq_live;	/* workqueues not destroyed */
 
+/*
+ * Plain work (DECLARE_WORK()): queued here, run when the test says
+ * (shim_plain_works_run()) or by flush_work(), as a kworker would.
+ */
+struct work_struct {
+	bool pending;
+	void (*fn)(struct work_struct *w);
+};
+#define DECLARE_WORK(n, f)	struct work_struct n = { .fn = (f) }
+bool queue_work(struct workqueue_struct *wq, struct work_struct *w);
+bool flush_work(struct work_struct *w);
+int shim_plain_works_run(void);	/* returns how many ran */
+char *kstrdup(const char *s, gfp_t gfp);
+#define NAME_MAX		255
+
+/*
+ * procfs as the cgroup files' code uses it (psi_cgroup.c): directories
+ * made by the stand-in psim_proc_cgroup_dir() (kapi.c), a registry that
+ * fails the test on a removal of what is gone already.
+ */
+struct proc_dir_entry;
+void proc_remove(struct proc_dir_entry *de);
+extern int shim_proc_live;		/* directories not removed */
+extern int shim_proc_fail;		/* fail the next directories */
+/* the live directory @name under @parent (NULL: the top), or NULL */
+struct proc_dir_entry *shim_proc_find(struct proc_dir_entry *parent,
+				      const char *name);
+void *shim_proc_group(struct proc_dir_entry *de);	/* its group */
+
 /* ---- files and credentials ---- */
+typedef struct { unsigned int val; } kuid_t;
+typedef struct { unsigned int val; } kgid_t;
+#define GLOBAL_ROOT_UID		((kuid_t){ 0 })
+#define GLOBAL_ROOT_GID		((kgid_t){ 0 })
+extern kuid_t shim_fsuid;		/* current_fsuid() */
+extern kgid_t shim_fsgid;
+#define current_fsuid()		(shim_fsuid)
+#define current_fsgid()		(shim_fsgid)
 #define CAP_SYS_RESOURCE	24
 typedef u64 kernel_cap_t;
 #define cap_raised(c, flag)	(((c) & (1ULL << (flag))) != 0)

@@ -160,6 +160,7 @@ struct tracepoint shim_tracepoints[] = {
 	{ .name = "mm_compaction_begin" },
 	{ .name = "mm_compaction_end" },
 	{ .name = "cgroup_release" },
+	{ .name = "cgroup_rmdir" },
 	{ .name = "cgroup_mkdir" },
 };
 int shim_ntracepoints = ARRAY_SIZE(shim_tracepoints);

@@ -594,8 +594,31 @@ cg_check() {	# WHAT
 	sort $CGDBG > $C/got
 	n=$(wc -l < $C/want)
 	expect "$1: groups differ from the $n cgroups: $(diff $C/want $C/got | grep '^[-+][0-9]' | head -4 | tr '\n' ' ')" cmp -s $C/want $C/got
+	expect "$1: the files' tree differs from the cgroups': $(cg_files_diff | head -4 | tr '\n' ' ')" cg_files_wait
 	note "$1: $n cgroups, $(wc -l < $C/got) groups, debug: $(debug_line cgroups)"
 }
+# the files' tree (<proc_dir>/cgroup) against the cgroups': a directory
+# per cgroup, path for path, each with its pressure files
+cg_files_diff() {
+	(cd $CG && find . -mindepth 1 -type d | sort) > $C/cgdirs
+	(cd $PSI_DIR/cgroup 2>/dev/null && find . -mindepth 1 -type d | sort) > $C/fdirs
+	diff $C/cgdirs $C/fdirs | grep '^[-+]\.'
+	(cd $PSI_DIR/cgroup 2>/dev/null && find . -type f | sort) > $C/ffiles
+	(echo .; cat $C/cgdirs) | awk -v r="$CG_FILE_RES" '
+		{ n = split(r, a, " "); for (i = 1; i <= n; i++) print $0 "/" a[i] ".pressure" }' |
+		sort | diff - $C/ffiles | grep '^[-+]\.'
+}
+# up to 10 s for the files to follow the tree (the work makes and
+# removes them after the cgroups' events)
+cg_files_wait() {
+	local i
+	for i in $(seq 50); do
+		[ -z "$(cg_files_diff)" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+CG_FILE_RES="cpu io memory"
 # cg_churn DIR N: N rounds (0: until $C/cgstop exists) of a nested
 # mkdir and rmdir under DIR, a sleeping task moved into the deepest
 # cgroup and out again each round; prints "rounds <n>"
@@ -835,4 +858,120 @@ case_cgroup_acct() {
 	rmdir $s/a/a1/a3 $s/a/a1 $s/a $s/b $s
 	r=$(kit write $CGPARAM 0)
 	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
+}
+
+# The files of per-cgroup pressure (cgroups=1 at runtime, psi_cgroup.c):
+# <proc_dir>/cgroup mirrors the cgroup2 tree, a directory per cgroup with
+# cpu, io and memory.pressure. The root's are the system-wide figures
+# (read between two reads of the system-wide file); a group's are its
+# own, in the kernel's format (a non-root cpu full line its own), between
+# two reads of the debug view; owner and mode as the kernel's cgroup files
+# (0644, the cgroup's maker: root's, or a delegated owner's mkdir); a
+# write refused (EOPNOTSUPP, said in dmesg), poll at once with ERR and
+# PRI as the kernel's without a trigger; files gone at rmdir, a reader
+# holding one open gets errors from then on (the default hierarchy
+# refuses renames: paths are fixed); a cgroup named after a pressure file
+# gets no files, said once; cgroups=0 takes the tree away.
+case_cgroup_files() {
+	local s=$CG/files f m r x y z t n
+	mod_loaded || { bad "module not loaded"; return; }
+	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
+	uname -v | grep -q PREEMPT_RT && { note "PREEMPT_RT: no cgroups=1"; return; }
+	mkdir -p $s/a/b
+	r=$(kit write $CGPARAM 1)
+	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
+	[ "$r" = ok ] || return
+	expect "the files' tree differs from the cgroups': $(cg_files_diff | head -4 | tr '\n' ' ')" cg_files_wait
+	f=$PSI_DIR/cgroup
+	for r in cpu io memory; do
+		expect_format $f/$r.pressure $r
+		expect_format $f/files/a/b/$r.pressure $r-group
+	done
+	# the root's: the system-wide figures
+	cg_run $s/a/b 0 12
+	cg_run $s/a/b 0 12
+	sleep 3
+	# reads 100 ms apart: a collection weighs each CPU's time by its
+	# whole jiffies of non-idle time (the kernel's rule), so two reads
+	# within a jiffy can show the same total
+	kit snap $PSI_DIR/cpu > $C/r1
+	sleep 0.1
+	kit snap $f/cpu.pressure > $C/r2
+	sleep 0.1
+	kit snap $PSI_DIR/cpu > $C/r3
+	x=$(snap_val $C/r1 $PSI_DIR/cpu some total) y=$(snap_val $C/r2 $f/cpu.pressure some total)
+	z=$(snap_val $C/r3 $PSI_DIR/cpu some total)
+	expect "root cpu.pressure some total ${y}, want between the system-wide ${x} and ${z}" \
+		eval '[ "${x:-x}" -le "${y:-0}" ] && [ "${y:-x}" -le "${z:-0}" ] && [ "$x" -lt "$z" ]'
+	# a group's: its own, as the debug view has them
+	t=$f/files/a/b/cpu.pressure
+	cg_snap $C/g1 $t
+	sleep 0.1
+	cg_snap $C/g2 $t
+	n=$(cg_file $s/a/b cpu)
+	x=$(snap_val $C/g1 $n some total) y=$(snap_val $C/g2 $t some total)
+	z=$(snap_val $C/g2 $n some total)
+	expect "files/a/b cpu some total ${y:-?}, want between the debug view's ${x:-?} and ${z:-?}" \
+		eval '[ "${x:-x}" -le "${y:-0}" ] && [ "${y:-x}" -le "${z:-0}" ] && [ "$x" -lt "$z" ]'
+	# a cgroup's cpu full line, its own: from 5.13, as the kernel's
+	if [ "$CPU_FULL_LINE" = 1 ]; then
+		x=$(snap_val $C/g2 $t full total)
+		expect "files/a/b cpu full total ${x:-?} with two spinners on one CPU, want > 0" [ "${x:-0}" -gt 0 ]
+	fi
+	bg_kill
+	# owners and modes
+	r=$(stat -c '%a %u:%g' $t)
+	expect "files/a/b/cpu.pressure mode and owner '$r', want '644 0:0'" [ "$r" = "644 0:0" ]
+	chown 65534:65534 $s/a $s/a/cgroup.procs $s/a/cgroup.subtree_control
+	r=$(kit mkdiras 65534 $s/a/deleg)
+	expect "mkdir as uid 65534 in a cgroup delegated to it: $r" [ "$r" = ok ]
+	cg_files_wait
+	r=$(stat -c '%a %u:%g' $f/files/a/deleg/memory.pressure 2>&1)
+	expect "files/a/deleg/memory.pressure mode and owner '$r', want '644 65534:65534'" [ "$r" = "644 65534:65534" ]
+	r=$(stat -c '%u:%g' $f/files/a/deleg 2>&1)
+	expect "files/a/deleg owner '$r', want 65534:65534" [ "$r" = "65534:65534" ]
+	# no triggers yet: a write refused with the reason; poll as the kernel's without one
+	m=$(dmesg_mark)
+	r=$(kit write $t "some 150000 1000000")
+	dmesg_since $m | grep 'take no triggers' >> $EXPECTED
+	expect "trigger write to files/a/b/cpu.pressure: '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
+	expect "a reason in dmesg for the refused write" eval 'dmesg_since $m | grep -q "take no triggers"'
+	r=$(kit poll $t 2000)
+	m=${r##* } m=${m%ms}
+	expect "poll files/a/b/cpu.pressure: '$r', want ERR and PRI at once" \
+		eval 'echo "$r" | grep -q ERR && echo "$r" | grep -q PRI && [ "${m:-x}" -lt 1000 ]'
+	# a cgroup named after a pressure file: no files, said once
+	m=$(dmesg_mark)
+	if mkdir $s/memory.pressure 2>/dev/null; then
+		sleep 1
+		dmesg_since $m | grep 'gets no files' >> $EXPECTED
+		expect "a cgroup named memory.pressure got a directory" [ ! -d $f/files/memory.pressure ]
+		expect_format $f/files/memory.pressure
+		expect "files failed: $(debug_val cgroup_files_failed), want 1" [ "$(debug_val cgroup_files_failed)" = 1 ]
+		expect "the reason in dmesg for the cgroup without files" eval 'dmesg_since $m | grep -q "gets no files"'
+		rmdir $s/memory.pressure
+	else
+		note "mkdir memory.pressure refused by the kernel (its own pressure files)"
+	fi
+	# the default hierarchy refuses a rename: the paths stay
+	r=$(mv $s/a $s/a2 2>&1 && echo renamed)
+	expect "rename of a cgroup2 cgroup: '$r', want it refused" [ "${r%renamed}" = "$r" ]
+	# a reader holding a file open across its cgroup's rmdir
+	kit hold $f/files/a/b/io.pressure 4 > $C/hold &
+	x=$!
+	sleep 1
+	rmdir $s/a/b
+	expect "after rmdir: $(cg_files_diff | head -4 | tr '\n' ' ')" cg_files_wait
+	wait $x
+	r=$(cat $C/hold)
+	expect "a reader across the rmdir: '$r', want good reads, then errors" \
+		eval 'echo "$r" | grep -Eq "hold: [1-9][0-9]* good reads, 0 empty, [1-9][0-9]* errors"'
+	note "reader across the rmdir: $r"
+	rmdir $s/a/deleg $s/a $s
+	cg_check "the case's cgroups removed"
+	m=$(dmesg_mark)
+	r=$(kit write $CGPARAM 0)
+	dmesg_since $m | grep 'went without files' >> $EXPECTED
+	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
+	expect "$f still there after cgroups=0" [ ! -e $f ]
 }

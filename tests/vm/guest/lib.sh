@@ -192,13 +192,17 @@ snap_delta() {
 	echo $((b - a))
 }
 
-# check_format FILE [cpu]: prints the reason and returns 1 if the file is not
-# exactly "some ...\nfull ...\n" matching PSI_RE; with "cpu" the full line must
-# also be all zeros, and before 5.13 there is none.
+# check_format FILE [RES]: prints the reason and returns 1 if the file is not
+# exactly "some ...\nfull ...\n" matching PSI_RE; with "cpu" (the
+# system-wide file) the full line must also be all zeros, and before 5.13
+# there is none; with "cpu-group" (a non-root cgroup's) the full line is
+# its own, and before 5.13 there is none either.
 check_format() {
 	local f=$1 tmp=$C/fmt l1 l2 nl nr want=2
-	# before 5.13 the kernel's cpu file has its some line only
-	[ "${2:-}" = cpu ] && [ "$CPU_FULL_LINE" = 0 ] && want=1
+	# before 5.13 the kernel's cpu files have their some line only
+	case ${2:-} in
+	cpu | cpu-group) [ "$CPU_FULL_LINE" = 0 ] && want=1 ;;
+	esac
 	cat "$f" > $tmp 2>/dev/null || { echo "$f: unreadable"; return 1; }
 	nl=$(wc -l < $tmp)
 	nr=$(awk 'END { print NR }' $tmp)
@@ -219,7 +223,7 @@ check_format() {
 	fi
 	return 0
 }
-# expect_format FILE [cpu]: check_format as an assertion
+# expect_format FILE [RES]: check_format as an assertion
 expect_format() {
 	local r
 	if r=$(check_format "$@"); then ok "format $1"; else bad "$r"; fi

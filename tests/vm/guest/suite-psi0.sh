@@ -1,6 +1,6 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn forkreloc thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-ipi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload start-unwind stop-poll stop-read cgroup-tree cgroup-acct dmesg"
+CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn forkreloc thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-ipi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload start-unwind stop-poll stop-read cgroup-tree cgroup-acct cgroup-files dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -916,5 +916,6 @@ run_case stop-poll 120 case_stop_poll
 run_case stop-read 120 case_stop_read
 run_case cgroup-tree 240 case_cgroup_tree
 run_case cgroup-acct 60 case_cgroup_acct
+run_case cgroup-files 60 case_cgroup_files
 run_case dmesg 20 case_dmesg
 suite_end

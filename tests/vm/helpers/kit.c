@@ -14,6 +14,8 @@
 //                                "is it readable by everyone", tested as an
 //                                unprivileged user (busybox setpriv cannot
 //                                switch uids)
+//   kit mkdiras UID DIR          drop to UID/GID (no groups) and mkdir DIR:
+//                                a delegated cgroup's owner making a cgroup
 //   kit hold FILE SECONDS        open FILE once and pread() it from offset 0 in
 //                                a loop for SECONDS through the same fd, the
 //                                way a monitoring daemon keeps its fd; prints
@@ -41,6 +43,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -186,6 +189,23 @@ static int do_readas(const char *uid, const char *file)
 		return 1;
 	}
 	close(fd);
+	printf("ok\n");
+	return 0;
+}
+
+/* mkdir DIR as UID (and gid UID): a delegated cgroup's owner making one */
+static int do_mkdiras(const char *uid, const char *dir)
+{
+	uid_t u = (uid_t)strtoul(uid, NULL, 0);
+	if (setgroups(0, NULL) || setgid(u) || setuid(u)) {
+		printf("drop privileges: ");
+		perr(errno);
+		return 1;
+	}
+	if (mkdir(dir, 0755)) {
+		perr(errno);
+		return 1;
+	}
 	printf("ok\n");
 	return 0;
 }
@@ -377,12 +397,14 @@ int main(int argc, char **argv)
 		return do_write(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "readas"))
 		return do_readas(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "mkdiras"))
+		return do_mkdiras(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "hold"))
 		return do_hold(argv[2], atof(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "poll"))
 		return do_poll(argv[2], atoi(argv[3]));
 	if (argc >= 5 && !strcmp(argv[1], "readers"))
 		return do_readers(atoi(argv[2]), atof(argv[3]), argc - 4, argv + 4);
-	fprintf(stderr, "usage: kit now | snap FILE... | load KO [PARAM...] | write FILE STRING | readas UID FILE | hold FILE SECONDS | poll FILE MS | readers N SECONDS FILE...\n");
+	fprintf(stderr, "usage: kit now | snap FILE... | load KO [PARAM...] | write FILE STRING | readas UID FILE | mkdiras UID DIR | hold FILE SECONDS | poll FILE MS | readers N SECONDS FILE...\n");
 	return 2;
 }

@@ -11,6 +11,7 @@
 #define SHIM_CGROUP_H
 #include "../kapi.h"
 
+#define CSS_ONLINE	(1 << 1)
 #define CSS_RELEASED	(1 << 2)
 /* the shim is no PREEMPT_RT kernel: every IS_ENABLED() option is off */
 #define IS_ENABLED(option)	0
@@ -30,8 +31,21 @@ struct cgroup_subsys_state {
 
 struct psi_group;
 
+/* a cgroup's directory: its name is "cg<id>" unless the test names it */
+struct kernfs_node {
+	struct kernfs_node *parent;
+	u64 id;
+	const char *shim_name;
+};
+
+/* "/<name>": @to's path from its parent, the only use psi_mod has */
+int kernfs_path_from_node(struct kernfs_node *to, struct kernfs_node *from,
+			  char *buf, size_t buflen);
+
 struct cgroup {
 	struct cgroup_subsys_state self;
+	struct kernfs_node *kn;
+	struct kernfs_node shim_kn;
 	struct cgroup_root *root;
 	int level;
 	u64 id;
