@@ -392,11 +392,16 @@ static char psim_cgroup_name[NAME_MAX + 2];		/* files_lock */
 static void psim_cgroup_files_fn(struct work_struct *work);
 static DECLARE_WORK(psim_cgroup_files_work, psim_cgroup_files_fn);
 
-/* @g's files are to be made, removed or moved: the work looks at it. */
+/*
+ * @g's files are to be made or removed: the work looks at it, in its
+ * turn. A group the work has in hand is queued again all the same: an
+ * event on it (its rmdir) must be seen before any queued after it (a new
+ * cgroup of the same name, whose files take the place of its own).
+ */
 static void psim_cgroup_files_queue(struct psim_cgroup *g)
 {
 	lockdep_assert_held(&psim_cgroup_lock);
-	if (g != psim_cgroup_files_busy && list_empty(&g->files))
+	if (list_empty(&g->files))
 		list_add_tail(&g->files, &psim_cgroup_files_q);
 	queue_work(psim_cgroup_wq, &psim_cgroup_files_work);
 }
@@ -487,10 +492,11 @@ static void psim_cgroup_files_one(struct psim_cgroup *g)
 		g->no_files = true;
 		psim_cgroups_files_failed++;
 	}
-	/* what changed while it was in hand */
-	if (g->dir && !psim_cgroup_files_want(g)) {
-		psim_cgroup_files_queue(g);
-	} else if (g->freeing && list_empty(&g->files)) {
+	/*
+	 * Released before this turn: its files are gone, it can go. What
+	 * came while it was in hand queued it again, and is for that turn.
+	 */
+	if (g->freeing && list_empty(&g->files)) {
 		INIT_RCU_WORK(&g->free_work, psim_cgroup_free_work);
 		queue_rcu_work(psim_cgroup_wq, &g->free_work);
 	}

@@ -214,12 +214,28 @@ static void cg_rmdir(int i)
 }
 
 /*
+ * As the work makes cgroup 9's directory (cg19), another CPU removes that
+ * cgroup and makes one of the same name (cgroup 10) at once.
+ */
+static void remake_hook(const char *name)
+{
+	if (strcmp(name, "cg19"))
+		return;
+	shim_proc_hook = NULL;
+	cg_rmdir(9);
+	shim_cgroup_add(&cg[10], &cg[2], 20);
+	cg[10].shim_kn.shim_name = "cg19";
+	cg_fire("cgroup_mkdir", &cg[10]);
+}
+
+/*
  * The files (psi_cgroup.c, "Files"): made by the work for the cgroups
  * there once the proc directory is, parent before child, each group's
  * directory holding its group; at a mkdir; none for a cgroup named after
  * a pressure file, nor below it; removed at rmdir, the group staying till
  * its release; a release before the work ran frees the group only after
- * its files; no memory for a directory counted; the whole tree gone when
+ * its files; no memory for a directory counted; a cgroup removed while its
+ * directory is being made and one of its name made at once; the whole tree gone when
  * the proc directory goes, and at cgroups=0 with a release still queued.
  */
 static void cgroup_files(void)
@@ -278,6 +294,24 @@ static void cgroup_files(void)
 	TU_EQ(shim_plain_works_run(), 1);
 	TU_CHECK(!cg_dir(t, 8), "a directory that failed");
 	TU_EQ(dbg().files_failed, 2);
+	TU_EQ(shim_proc_live - live, 2 + 4);
+	/*
+	 * A cgroup removed while its directory is being made, and another
+	 * of its name made: the removal is seen first, the name then the
+	 * new cgroup's.
+	 */
+	cg_mkdir(9, &cg[2]);
+	shim_proc_hook = remake_hook;
+	TU_EQ(shim_plain_works_run(), 1);
+	TU_CHECK(shim_proc_hook == NULL, "the hook did not fire");
+	TU_CHECK(cg_dir(d12, 9) &&
+		 shim_proc_group(cg_dir(d12, 9)) == psim_cgroup_lookup(&cg[10]),
+		 "cg19 is not the new cgroup's");
+	cg_rmdir(10);
+	cg_release(10);
+	cg_release(9);
+	TU_EQ(shim_plain_works_run(), 1);
+	TU_EQ(shim_rcu_works_run(), 2);
 	TU_EQ(shim_proc_live - live, 2 + 4);
 	/* the proc directory goes: the whole tree with it, the groups stay */
 	psim_cgroups_files_stop();

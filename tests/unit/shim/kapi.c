@@ -467,6 +467,7 @@ struct proc_dir_entry {
 };
 static struct proc_dir_entry *shim_pdes;
 int shim_proc_live, shim_proc_fail;
+void (*shim_proc_hook)(const char *name);
 kuid_t shim_fsuid;
 kgid_t shim_fsgid;
 
@@ -480,6 +481,9 @@ struct proc_dir_entry *psim_proc_cgroup_dir(const char *name,
 
 	(void)uid;
 	(void)gid;
+	/* another CPU's probes, while the work is in procfs */
+	if (shim_proc_hook)
+		shim_proc_hook(name);
 	if (parent && !parent->live)
 		shim_fail("a directory made under a removed one");
 	if (shim_proc_find(parent, name))

@@ -448,6 +448,8 @@ struct proc_dir_entry;
 void proc_remove(struct proc_dir_entry *de);
 extern int shim_proc_live;		/* directories not removed */
 extern int shim_proc_fail;		/* fail the next directories */
+/* called as a directory is made, before anything else */
+extern void (*shim_proc_hook)(const char *name);
 /* the live directory @name under @parent (NULL: the top), or NULL */
 struct proc_dir_entry *shim_proc_find(struct proc_dir_entry *parent,
 				      const char *name);
