@@ -17,7 +17,8 @@ profile.py report [--command C] [--module M] PROF.tsv...
     each column (psi=0: no module; mod-on; mod-on+rd: with 64 readers,
     --readers; mod-on-nohook, mod-on+trig, mod-on+poll: the module built
     without the trigger hook, with a privileged trigger the run never
-    wakes, with one whose fast path polls throughout, --triggers; psi=1;
+    wakes, with one whose fast path polls throughout, --triggers;
+    mod-on+cg: with per-cgroup pressure (cgroups=1), --cgroups; psi=1;
     psi=1-nocg: psi=1 cgroup_disable=pressure, the fair baseline), and
     their sums: what psi_mod adds per switch, beside what the kernel's own
     PSI adds, and psi_mod's ratio to the fair baseline.
@@ -42,9 +43,9 @@ SCHED_PATH = re.compile(r'\[psi_mod\]$|^psi_|^record_times$|clock|^_raw_spin|^__
 # the guest's module states (bench/guest/suite-bench.sh) and their columns,
 # in the order the tables show them
 MODE_COLUMNS = {'on': 'mod-on', 'onr': 'mod-on+rd', 'onn': 'mod-on-nohook',
-                'ont': 'mod-on+trig', 'onp': 'mod-on+poll'}
-COLUMNS = ('psi=0', 'mod-on-nohook', 'mod-on', 'mod-on+trig', 'mod-on+poll', 'mod-on+rd',
-           'psi=1', 'psi=1-nocg')
+                'ont': 'mod-on+trig', 'onp': 'mod-on+poll', 'onc': 'mod-on+cg'}
+COLUMNS = ('psi=0', 'mod-on-nohook', 'mod-on', 'mod-on+cg', 'mod-on+trig', 'mod-on+poll',
+           'mod-on+rd', 'psi=1', 'psi=1-nocg')
 
 # x86_64: modules live above the kernel image's 1 GiB (no KASLR here)
 MODULES_VADDR = 0xffffffffc0000000
@@ -194,7 +195,8 @@ def report(args):
                 b, diff = per_switch_fit(fit)
                 summary.append((st, 'root' if cg == 'root' else '/a/b/c/d', g,
                                 diff('mod-on', 'psi=0'), diff('psi=1-nocg', 'psi=0'),
-                                diff('psi=1', 'psi=0') if 'psi=1' in cols else None, own))
+                                diff('psi=1', 'psi=0') if 'psi=1' in cols else None, own,
+                                diff('mod-on+cg', 'psi=0') if 'mod-on+cg' in cols else None))
     if len(summary) > 1:
         # one line per cell, the layout of overhead.txt's table of the same
         # name (there from whole runs, here from the scheduling path)
@@ -207,15 +209,27 @@ def report(args):
               ' functions per switch (mean of the runs)')
         print('   %-8s %-9s %3s %12s %12s %12s %6s %5s' % ('set', 'cgroup', 'g', 'mod-on', 'psi=1-nocg',
                                                        'psi=1', 'ratio', 'own'))
-        for st, where, g, m, f, p1, own in summary:
+        for st, where, g, m, f, p1, own, _ in summary:
             print('   %-8s %-9s %3s %12s %12s %12s %6s %5.0f' % (
                 st, where, g, '%+.0f+-%.0f' % m, '%+.0f+-%.0f' % f,
                 '-' if p1 is None else '%+.0f+-%.0f' % p1,
                 '%.2f' % (m[0] / f[0]) if f[0] > 0 else '-', own))
-        r = [m[0] / f[0] for _, _, _, m, f, _, _ in summary if f[0] > 0]
+        r = [m[0] / f[0] for _, _, _, m, f, _, _, _ in summary if f[0] > 0]
         if r:
             print(f'   ratio {min(r):.2f} to {max(r):.2f}, median {statistics.median(r):.2f};'
                   f' at most a third in {sum(x <= 1 / 3 for x in r)} of {len(r)} cells')
+        # per-cgroup pressure against the kernel's default, which has it
+        cgs = [(st, where, g, c, p1) for st, where, g, _, _, p1, _, c in summary
+               if c is not None and p1 is not None]
+        if cgs:
+            print('\n== per-cgroup pressure: mod-on+cg (cgroups=1) against psi=1 (the kernel\'s'
+                  ' default, cgroup pressure on)\n   added instructions per context switch as above;'
+                  ' ratio = mod-on+cg / psi=1 (the goal: at most a third)')
+            print('   %-8s %-9s %3s %12s %12s %6s' % ('set', 'cgroup', 'g', 'mod-on+cg', 'psi=1', 'ratio'))
+            for st, where, g, c, p1 in cgs:
+                print('   %-8s %-9s %3s %12s %12s %6s' % (
+                    st, where, g, '%+.0f+-%.0f' % c, '%+.0f+-%.0f' % p1,
+                    '%.2f' % (c[0] / p1[0]) if p1[0] > 0 else '-'))
 
 
 def main():

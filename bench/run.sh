@@ -40,6 +40,11 @@
 #              cpu some trigger that hackbench's run queue keeps stalled: the
 #              fast path polls ten times a second throughout);
 #              bench/results/profile-triggers.txt.
+#   --cgroups  goal: per-cgroup pressure at a fraction of the kernel's
+#              cost at every depth. As --profile, on stock 6.1 only, group
+#              count 2 with 500 loops, root and /a/b/c/d: psi=0, mod-on,
+#              mod-on+cg (cgroups=1), psi=1 (the kernel's default, cgroup
+#              pressure on) and psi=1-nocg; bench/results/profile-cgroups.txt.
 #   --profile  where the instructions go: one round, group counts 1, 2, 4
 #              and 8 with 1000, 500, 250 and 125 loops (400000 messages a run),
 #              root and /a/b/c/d, 3 runs per cell, boots psi=0 (none, on),
@@ -87,7 +92,7 @@ export PSI_VM_BUILD=${PSI_VM_BUILD:-$REPO/build/bench}
 B=$PSI_VM_BUILD
 cmdline="${BENCH_SRC:+BENCH_SRC=$BENCH_SRC }bench/run.sh $*"
 
-smoke=0 rounds=7 reps=1 idle=60 report_only=0 profile=0 readers=0 triggers=0 smp=1
+smoke=0 rounds=7 reps=1 idle=60 report_only=0 profile=0 readers=0 triggers=0 cgroups=0 smp=1
 groups="1:1300,2:520,4:180,8:66"
 sets=psimod,stock cgs=root,cg
 raws=()
@@ -97,6 +102,7 @@ while [ $# -gt 0 ]; do
 	--profile) profile=1; shift ;;
 	--readers) profile=1 readers=1 smp=2 sets=stock cgs=root; shift ;;
 	--triggers) profile=1 triggers=1 sets=stock cgs=root; shift ;;
+	--cgroups) profile=1 cgroups=1 sets=stock cgs=root,cg; shift ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--groups) groups=$2; shift 2 ;;
@@ -113,7 +119,7 @@ if [ $profile = 1 ]; then
 	# spread the per-run costs (forks, exits) and hackbench's changing mix
 	# of switches over too few switches to resolve a few instructions
 	pgroups=1:1000,2:500,4:250,8:125
-	[ $triggers = 0 ] || pgroups=2:500
+	[ $triggers = 0 ] && [ $cgroups = 0 ] || pgroups=2:500
 	[ $readers = 0 ] || pgroups=2:50
 	rounds=1 reps=${BENCH_PROFILE_REPS:-3} idle=0 groups=${BENCH_PROFILE_GROUPS:-$pgroups}
 fi
@@ -263,6 +269,8 @@ if [ $profile = 1 ]; then
 		boots+=("stock 0 none,on,onr")
 	elif [ $triggers = 1 ]; then
 		boots+=("stock 0 none,on,ont,onp" "stocknk 0 none,onn")
+	elif [ $cgroups = 1 ]; then
+		boots+=("stock 0 none,on,onc" "stock 1 none" "stock 1n none")
 	else
 		[[ ",$sets," == *,stock,* ]] && boots+=("stock 0 none,on" "stock 1 none" "stock 1n none")
 	fi
@@ -303,6 +311,7 @@ column_of() {	# label psi mode
 	*:ont) echo mod-on+trig ;;
 	*:onp) echo mod-on+poll ;;
 	*:onn) echo mod-on-nohook ;;
+	*:onc) echo mod-on+cg ;;
 	esac
 }
 
@@ -341,7 +350,7 @@ boot_one() {	# round label psi modes [extra cmdline]
 	tr -d '\r' < "$resf" | grep -a '^@@RUN ' | awk -v set=$set -v k="${K_VER[$l]}" -v psi="$psi" -v r="$r" \
 		-v lab="$l" -v plog="$plog" '
 		BEGIN { n = 0; while ((getline line < plog) > 0) { split(line, f, " "); if (f[1] == "@@MARK") { mk[n] = f[3]; ht[n++] = f[4] } } m = 0
-			split("onr mod-on+rd ont mod-on+trig onp mod-on+poll onn mod-on-nohook", cm, " ")
+			split("onr mod-on+rd ont mod-on+trig onp mod-on+poll onn mod-on-nohook onc mod-on+cg", cm, " ")
 			for (i = 1; i in cm; i += 2) mcol[cm[i]] = cm[i + 1] }
 		{
 			delete kv
@@ -469,6 +478,7 @@ if [ $profile = 1 ]; then
 	pfile=profile.txt
 	[ $readers = 0 ] || pfile=profile-readers.txt
 	[ $triggers = 0 ] || pfile=profile-triggers.txt
+	[ $cgroups = 0 ] || pfile=profile-cgroups.txt
 	if python3 "$BENCH_DIR/profile.py" report --command "$cmdline" --module "$modrev" \
 		"$RESULTS/$(basename "$prof")" > "$RESULTS/$pfile"; then
 		pass "bench/profile" "$RESULTS/$pfile"

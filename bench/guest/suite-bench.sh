@@ -10,7 +10,9 @@
 #                             run; onp: the same with one on cpu some, which
 #                             hackbench's run queue keeps firing; onn:
 #                             enable=1 of a module built without the
-#                             trigger hook)
+#                             trigger hook; onc: enable=1 and cgroups=1,
+#                             per-cgroup pressure; every other on* mode
+#                             with cgroups=0)
 #   bench.groups=1:L,2:L,...  hackbench group counts and their loop counts
 #   bench.cgs=root,cg         where hackbench runs: the root cgroup, or
 #                             /sys/fs/cgroup/a/b/c/d (cgroup2, 4 levels)
@@ -25,6 +27,7 @@
 # and @@IDLE / @@MEM lines for the idle/memory phase, @@ERR on a setup error.
 KO=/psi_mod.ko
 PARAM=/sys/module/psi_mod/parameters/enable
+CGPARAM=/sys/module/psi_mod/parameters/cgroups
 modes=none groups=1:50 cgs=root reps=1 rot=0 idle=0 prof=0
 for w in $(cat /proc/cmdline); do
 	case "$w" in
@@ -53,11 +56,18 @@ set_mode() {
 	off) if [ $loaded = 0 ]; then insmod $KO enable=0; else echo 0 > $PARAM; fi ;;
 	on*) if [ $loaded = 0 ]; then insmod $KO enable=1; else echo 1 > $PARAM; fi ;;
 	esac
+	# per-cgroup pressure for onc only (a module without the parameter:
+	# onc is not reached, below)
+	case "$1" in
+	onc) echo 1 > $CGPARAM 2>/dev/null ;;
+	on*) [ ! -e $CGPARAM ] || echo 0 > $CGPARAM ;;
+	esac
 	# verify: a column that silently measured the wrong state would be a lie
 	case "$1" in
 	none) [ ! -d /sys/module/psi_mod ] ;;
 	off) [ "$(cat $PARAM 2>/dev/null)" = N ] ;;
-	on*) [ "$(cat $PARAM 2>/dev/null)" = Y ] ;;
+	onc) [ "$(cat $PARAM 2>/dev/null)" = Y ] && [ "$(cat $CGPARAM 2>/dev/null)" = Y ] ;;
+	on*) [ "$(cat $PARAM 2>/dev/null)" = Y ] && [ "$(cat $CGPARAM 2>/dev/null || echo N)" = N ] ;;
 	esac || { out "@@ERR mode $1 not reached"; return 1; }
 }
 
