@@ -73,10 +73,10 @@ lane() {
 # The schedule. On a machine with two CPUs or more (PSI_CHECK_PARALLEL=0:
 # one stream, every lane in the order given), two streams first, each
 # guest with a host CPU of its own: in the background, after the
-# downloads, the system lane (host builds and long guests) and
-# reliability (storms with generous bounds), each with a build dir of its
-# own; every other lane in the foreground, in order (bench's figures are
-# guest instructions, not times). Then, with nothing else running, the
+# downloads, reliability (storms with generous bounds), the system lane
+# (host builds and long guests) and irqcost (guest instructions, not
+# times), each with a build dir of its own; every other lane in the
+# foreground, in order (bench's figures are guest instructions too). Then, with nothing else running, the
 # checks that hold psi_mod to the kernel's PSI in the same guest within
 # microseconds per wakeup, an allowance that assumes the host does not
 # stop the guest between the two clock reads: the compare lane and the
@@ -92,7 +92,7 @@ fg=() bg=() quiet=()
 if [ "${PSI_CHECK_PARALLEL:-1}" != 0 ] && [ "$(nproc)" -ge 2 ]; then
 	for s in "${suites[@]}"; do
 		case $s in
-		system | reliability) bg+=("$s") ;;
+		system | reliability | irqcost) bg+=("$s") ;;
 		kernels) fg+=(kernels:no) quiet+=(kernels:only) ;;
 		compare) quiet+=("$s") ;;
 		vm) fg+=(vm:untimed) quiet+=(vm:timed) ;;
