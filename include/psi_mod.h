@@ -16,8 +16,10 @@
 #include <linux/atomic.h>
 #include <linux/cgroup.h>
 #include <linux/jump_label.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
+#include <linux/rwsem.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
 #include "psi_mod_compat.h"
@@ -95,7 +97,7 @@ void psim_aggregate_read_percpu(enum psim_res res,
 					     u64 total[2]),
 				void *arg);
 u64 psim_aggregate_cpu_nonidle(int cpu);
-u32 psim_collect_poll(u64 *total);
+u32 psim_collect_poll(struct psim_cgroup *cg, u64 *total);
 u64 psim_cgroup_aggregate(struct psim_cgroup *cg, bool from_work);
 void psim_cgroup_start(struct psim_cgroup *cg);
 void psim_cgroup_read(struct psim_cgroup *cg, enum psim_res res,
@@ -138,16 +140,65 @@ static inline void psim_wake_clock(void)
 struct file;
 struct poll_table_struct;
 
+/*
+ * A trigger set: the triggers of one group's files, the system's
+ * (psim_sys_triggers, the files in <proc_dir> and the cgroup tree's top)
+ * or a cgroup's (made at the first trigger written to one of its files,
+ * freed with its group), as the kernel keeps them in each psi_group: the
+ * unprivileged ones, evaluated by that group's averaging; the privileged
+ * ones and that group's fast path (its totals, windows and timer), run by
+ * the one poll thread of the module (psi_triggers.c).
+ */
+struct psim_cgroup;
+struct psim_triggers {
+	struct list_head sets;		/* psim_sets, under its lock */
+	struct psim_cgroup *cg;		/* NULL: the system's */
+	struct mutex avg_lock;
+	struct list_head avg_triggers;
+	/* the fast path's, under poll_lock (the kernel's rtpoll_trigger_lock) */
+	struct mutex poll_lock;
+	struct list_head poll_triggers;
+	unsigned int poll_nr[PSIM_NR_STATES];
+	u64 poll_min_period;
+	u64 poll_until;
+	u64 poll_next_update;
+	u64 poll_total[PSIM_NR_STATES - 1];	/* group->total[PSI_POLL] */
+	u64 poll_seen[PSIM_NR_STATES - 1];	/* group->rtpoll_total */
+	u32 poll_states;		/* watched: read by the probes */
+	atomic_t poll_scheduled;
+	atomic_t poll_wakeup;		/* for the thread: run this set */
+	struct timer_list poll_timer;
+	/*
+	 * Shutdown (the module's stop, or the cgroup's files going): set
+	 * under the write side, read by every poll and write under the
+	 * read side; then writes fail with dead_errno.
+	 */
+	struct rw_semaphore rwsem;
+	bool dead;
+	int dead_errno;
+};
+
+extern struct psim_triggers psim_sys_triggers;
+
+struct psim_trigger;
 void psim_triggers_start(void);
 void psim_triggers_shutdown(void);
 void psim_triggers_stop(void);
 void psim_triggers_exit(void);
 ssize_t psim_trigger_write(struct file *file, const char __user *buf,
-			   size_t nbytes, enum psim_res res);
-__poll_t psim_trigger_poll(struct file *file, struct poll_table_struct *wait);
-void psim_trigger_release(struct file *file);
-void psim_triggers_avgs_update(u64 now, const u64 *total, const u64 *seen);
+			   size_t nbytes, enum psim_res res,
+			   struct psim_cgroup *cg, struct psim_trigger **slot);
+__poll_t psim_trigger_poll(struct psim_trigger **slot,
+			   struct file *file, struct poll_table_struct *wait);
+void psim_trigger_release(struct psim_trigger **slot);
+void psim_triggers_avgs_update(struct psim_triggers *ts, u64 now,
+			       const u64 *total, const u64 *seen);
 unsigned long psim_triggers_polled(void);
+void psim_triggers_remove(struct psim_cgroup *cg);
+void psim_triggers_revive(struct psim_cgroup *cg);
+void psim_triggers_remove_groups(void);
+void psim_triggers_revive_groups(void);
+void psim_triggers_free(struct psim_triggers *ts);
 
 struct psim_triggers_debug {
 	unsigned long nr[PSIM_NR_AGGS];		/* triggers now */
@@ -156,36 +207,40 @@ struct psim_triggers_debug {
 	unsigned long evals[PSIM_NR_AGGS];	/* trigger updates */
 	unsigned long poll_runs;		/* fast-path work runs */
 	u64 poll_work_ns;			/* and its time */
-	u32 poll_states;
+	u32 poll_states;			/* the system's set */
 	u64 poll_min_period;
+	unsigned long sets;			/* cgroups' sets now */
 };
 
 void psim_triggers_debug(struct psim_triggers_debug *d);
 
 /*
- * The fast path's wakeup, from the probes: when a CPU's new state mask
- * holds a state a privileged trigger watches, make sure the poll thread's
- * timer is armed (the kernel's psi_schedule_rtpoll_work() from
- * psi_group_change()). Until the first privileged trigger since the start
- * it is a static branch that is never taken (the key goes on with the
- * fast path's thread and off when the thread goes at stop, never per
- * trigger: a flip patches code on every CPU); then a read of the watched
- * states, and while one of them is in the mask an atomic exchange and at
- * most a timer (a delay of one jiffy: no wakeup under the runqueue lock).
- * The thread itself decides how long to keep polling.
+ * The fast path's wakeup, from the probes: when a new state mask of a
+ * group (a CPU's: the system's) holds a state a privileged trigger of
+ * that group watches, make sure its timer is armed (the kernel's
+ * psi_schedule_rtpoll_work() from psi_group_change()). Until the first
+ * privileged trigger since the start it is a static branch that is never
+ * taken (the key goes on with the poll thread and off when the thread
+ * goes at stop, never per trigger: a flip patches code on every CPU);
+ * then a read of the watched states, and while one of them is in the
+ * mask an atomic exchange and at most a timer (a delay of one jiffy: no
+ * wakeup under the runqueue lock). The thread itself decides how long to
+ * keep polling.
  */
 DECLARE_STATIC_KEY_FALSE(psim_poll_key);
-extern u32 psim_poll_states;
-extern atomic_t psim_poll_scheduled;
-extern struct timer_list psim_poll_timer;
+
+static inline void psim_triggers_kick(struct psim_triggers *ts, u32 mask)
+{
+	if ((mask & READ_ONCE(ts->poll_states)) &&
+	    !atomic_xchg(&ts->poll_scheduled, 1))
+		mod_timer(&ts->poll_timer, jiffies + 1);
+}
 
 static inline void psim_poll_kick(u32 mask)
 {
 #ifndef PSIM_BENCH_NO_POLL_KICK	/* bench/run.sh --triggers: the hook's cost */
-	if (static_branch_unlikely(&psim_poll_key) &&
-	    (mask & READ_ONCE(psim_poll_states)) &&
-	    !atomic_xchg(&psim_poll_scheduled, 1))
-		mod_timer(&psim_poll_timer, jiffies + 1);
+	if (static_branch_unlikely(&psim_poll_key))
+		psim_triggers_kick(&psim_sys_triggers, mask);
 #endif
 }
 
@@ -243,6 +298,13 @@ struct psim_cgroup {
 	bool no_files;			/* none could be made */
 	kuid_t uid;
 	kgid_t gid;
+	/*
+	 * Its files' triggers: made at the first, then until it is freed;
+	 * trig_gone: its files are going, a set made now is born dead
+	 * (both under psim_sets_lock, psi_triggers.c)
+	 */
+	struct psim_triggers *trig;
+	bool trig_gone;
 	struct psim_cgroup_cpu *cpus[];	/* by CPU, every possible one */
 };
 
@@ -288,6 +350,24 @@ static inline struct psim_cgroup *psim_cgroup_of_task(struct task_struct *p)
 			break;
 	}
 	return g;
+}
+
+/*
+ * A group's fast-path wakeup, as psim_poll_kick(): where its files have a
+ * trigger set (read once; it stays until the group is freed, after an
+ * RCU grace period).
+ */
+static inline void psim_cgroup_poll_kick(struct psim_cgroup *g, u32 mask)
+{
+#ifndef PSIM_BENCH_NO_POLL_KICK
+	struct psim_triggers *ts;
+
+	if (!static_branch_unlikely(&psim_poll_key))
+		return;
+	ts = READ_ONCE(g->trig);
+	if (ts)
+		psim_triggers_kick(ts, mask);
+#endif
 }
 
 /* The averaging of a group with activity, as psim_wake_clock() */

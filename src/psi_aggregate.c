@@ -144,9 +144,9 @@ static u32 psim_collect(struct psim_cgroup *cg, enum psim_agg agg,
  * serializes (psi_triggers.c's poll lock). Returns the states whose time
  * moved.
  */
-u32 psim_collect_poll(u64 *total)
+u32 psim_collect_poll(struct psim_cgroup *cg, u64 *total)
 {
-	return psim_collect(NULL, PSIM_POLL, total, false);
+	return psim_collect(cg, PSIM_POLL, total, false);
 }
 
 /* Collect, and fold the averages if a period is due. */
@@ -164,7 +164,8 @@ static u32 psim_aggregate(bool from_work, u64 *now)
 		 * Unlike the kernel, a fold by a reader evaluates them too,
 		 * so a read cannot hide a period's growth from them.
 		 */
-		psim_triggers_avgs_update(*now, psim_group.total,
+		psim_triggers_avgs_update(&psim_sys_triggers, *now,
+					  psim_group.total,
 					  psim_group.avg_total);
 		psim_group.avg_next_update = psim_update_averages(&psim_group,
 								  *now);
@@ -330,8 +331,15 @@ u64 psim_cgroup_aggregate(struct psim_cgroup *cg, bool from_work)
 
 	lockdep_assert_held(&cg->avgs_lock);
 	changed = psim_collect(cg, PSIM_AVGS, g->total, from_work);
-	if (now >= g->avg_next_update)
+	if (now >= g->avg_next_update) {
+		/* its files' unprivileged triggers, as the system's */
+		struct psim_triggers *ts = READ_ONCE(cg->trig);
+
+		if (ts)
+			psim_triggers_avgs_update(ts, now, g->total,
+						  g->avg_total);
 		g->avg_next_update = psim_update_averages(g, now);
+	}
 	if (!(changed & PSIM_STATE_RESCHEDULE))
 		return 0;
 	return max(g->avg_next_update - now, 1ULL);

@@ -114,6 +114,7 @@ static void psim_cgroup_kfree(struct psim_cgroup *g)
 {
 	int cpu;
 
+	psim_triggers_free(g->trig);
 	for_each_possible_cpu(cpu)
 		kfree(g->cpus[cpu]);
 	kfree(g->dir_name);
@@ -475,8 +476,12 @@ static void psim_cgroup_files_one(struct psim_cgroup *g)
 		parent = psim_cgroup_files_where(g);
 	spin_unlock_irq(&psim_cgroup_lock);
 
+	/* its triggers' pollers let go before procfs closes their files */
+	if (dir)
+		psim_triggers_remove(g);
 	proc_remove(dir);
 	if (parent) {
+		psim_triggers_revive(g);
 		name = kstrdup(psim_cgroup_name + 1, GFP_KERNEL);
 		dir = name ? psim_proc_cgroup_dir(name, parent, g, g->uid,
 						  g->gid) : NULL;
@@ -543,6 +548,7 @@ static void psim_cgroup_files_up(void)
 		pr_warn("cgroups=1: no memory for <proc_dir>/cgroup: no per-cgroup files\n");
 		return;
 	}
+	psim_triggers_revive_groups();
 	spin_lock_irq(&psim_cgroup_lock);
 	psim_cgroup_top = top;
 	psim_cgroup_files_on = true;
@@ -579,6 +585,8 @@ static void psim_cgroup_files_down(void)
 	if (!list_empty(&psim_cgroup_files_q))
 		queue_work(psim_cgroup_wq, &psim_cgroup_files_work);
 	spin_unlock_irq(&psim_cgroup_lock);
+	/* every group's triggers, before procfs closes their files */
+	psim_triggers_remove_groups();
 	proc_remove(top);
 	mutex_unlock(&psim_cgroup_files_lock);
 }

@@ -434,6 +434,7 @@ static void psim_group_update(struct psim_cgroup *g, struct psim_cpu_state *st,
 		return;
 	psim_set_mask(st, psim_gclk_now(k, cpu), mask);
 	psim_cgroup_wake_clock(g);
+	psim_cgroup_poll_kick(g, mask);
 }
 
 /* A task's change of counts on @cpu in group @g and its ancestors. */
@@ -1981,8 +1982,10 @@ void psim_irq_charge(int cpu, u64 delta)
 	psim_lock(pc);
 	pc->st.times[PSIM_IRQ_FULL] += delta;
 	/* and to the groups of the task it interrupted, as the kernel's */
-	for (g = psim_groups_on() ? pc->curr_grp : NULL; g; g = g->parent)
+	for (g = psim_groups_on() ? pc->curr_grp : NULL; g; g = g->parent) {
 		psim_gst(g, cpu)->times[PSIM_IRQ_FULL] += delta;
+		psim_cgroup_poll_kick(g, BIT(PSIM_IRQ_FULL));
+	}
 	psim_unlock(pc);
 	psim_poll_kick(BIT(PSIM_IRQ_FULL));
 }

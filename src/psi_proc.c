@@ -267,47 +267,91 @@ static int psim_irq_show(struct seq_file *m, void *v)
 	return psim_pressure_show(m, PSIM_IRQ);
 }
 
+/*
+ * An open pressure file (the seq_file's private): its group (NULL: the
+ * system's) and the trigger written to it, under the seq_file's lock.
+ */
+struct psim_pfile {
+	struct psim_cgroup *g;
+	struct psim_trigger *t;
+};
+
+static int psim_pfile_open(struct file *file,
+			   int (*show)(struct seq_file *m, void *v),
+			   struct psim_cgroup *g)
+{
+	struct psim_pfile *pf = kzalloc(sizeof(*pf), GFP_KERNEL_ACCOUNT);
+	int ret;
+
+	if (!pf)
+		return -ENOMEM;
+	pf->g = g;
+	ret = single_open(file, show, pf);
+	if (ret)
+		kfree(pf);
+	return ret;
+}
+
+static struct psim_pfile *psim_pfile(struct file *file)
+{
+	return ((struct seq_file *)file->private_data)->private;
+}
+
 static int psim_io_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, psim_io_show, NULL);
+	return psim_pfile_open(file, psim_io_show, NULL);
 }
 
 static int psim_memory_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, psim_memory_show, NULL);
+	return psim_pfile_open(file, psim_memory_show, NULL);
 }
 
 static int psim_cpu_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, psim_cpu_show, NULL);
+	return psim_pfile_open(file, psim_cpu_show, NULL);
 }
 
 static int psim_irq_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, psim_irq_show, NULL);
+	return psim_pfile_open(file, psim_irq_show, NULL);
 }
 
 /*
  * The files have the kernel's modes (PSIM_FILE_MODE): a write creates the
  * descriptor's pressure trigger, poll() waits for its events
- * (psi_triggers.c).
+ * (psi_triggers.c), in the set of the file's group.
  */
+static ssize_t psim_pfile_write(struct file *file, const char __user *buf,
+				size_t nbytes, enum psim_res res)
+{
+	struct psim_pfile *pf = psim_pfile(file);
+
+	return psim_trigger_write(file, buf, nbytes, res, pf->g, &pf->t);
+}
+
 static ssize_t psim_io_write(struct file *file, const char __user *buf,
 			     size_t nbytes, loff_t *ppos)
 {
-	return psim_trigger_write(file, buf, nbytes, PSIM_IO);
+	return psim_pfile_write(file, buf, nbytes, PSIM_IO);
 }
 
 static ssize_t psim_memory_write(struct file *file, const char __user *buf,
 				 size_t nbytes, loff_t *ppos)
 {
-	return psim_trigger_write(file, buf, nbytes, PSIM_MEM);
+	return psim_pfile_write(file, buf, nbytes, PSIM_MEM);
 }
 
 static ssize_t psim_cpu_write(struct file *file, const char __user *buf,
 			      size_t nbytes, loff_t *ppos)
 {
-	return psim_trigger_write(file, buf, nbytes, PSIM_CPU);
+	return psim_pfile_write(file, buf, nbytes, PSIM_CPU);
+}
+
+static ssize_t psim_irq_write(struct file *file, const char __user *buf,
+			      size_t nbytes, loff_t *ppos)
+{
+	return psim_pfile_write(file, buf, nbytes, PSIM_IRQ);
 }
 
 /*
@@ -316,22 +360,21 @@ static ssize_t psim_cpu_write(struct file *file, const char __user *buf,
  * never sleeps on a file that cannot give an event; with one, EPOLLPRI
  * per event.
  */
-static ssize_t psim_irq_write(struct file *file, const char __user *buf,
-			      size_t nbytes, loff_t *ppos)
-{
-	return psim_trigger_write(file, buf, nbytes, PSIM_IRQ);
-}
-
 static __poll_t psim_poll(struct file *file, poll_table *wait)
 {
-	return psim_trigger_poll(file, wait);
+	return psim_trigger_poll(&psim_pfile(file)->t, file, wait);
 }
 
 /* The last close, or proc_remove() closing a file still open. */
 static int psim_release(struct inode *inode, struct file *file)
 {
-	psim_trigger_release(file);
-	return single_release(inode, file);
+	struct psim_pfile *pf = psim_pfile(file);
+	int ret;
+
+	psim_trigger_release(&pf->t);
+	ret = single_release(inode, file);
+	kfree(pf);
+	return ret;
 }
 
 #define PSIM_PROC_OPS(res)					\
@@ -357,12 +400,12 @@ PSIM_PROC_OPS(irq);
 
 /*
  * A cgroup's files, <res>.pressure: the kernel's format, its group's
- * figures (@m->private; NULL for the root: the system-wide ones). A
+ * figures (NULL for the root: the system-wide ones), and its triggers. A
  * non-root group's cpu full is its own, as in the kernel.
  */
 static int psim_cgroup_pressure_show(struct seq_file *m, enum psim_res res)
 {
-	struct psim_cgroup *g = m->private;
+	struct psim_cgroup *g = ((struct psim_pfile *)m->private)->g;
 	unsigned long avg[2][3];
 	u64 total[2];
 	int full;
@@ -377,19 +420,47 @@ static int psim_cgroup_pressure_show(struct seq_file *m, enum psim_res res)
 }
 
 /*
- * No triggers on them yet: a write is refused, with the reason, and
- * poll() answers at once as the kernel's file without a trigger.
+ * A trigger on a cgroup's file goes into its group's set. The top's
+ * files (the root cgroup's) take none: their triggers would be the
+ * system's, which outlive the tree (cgroups=0), and closing them with the
+ * tree could not wait for their pollers alone; the system-wide files in
+ * <proc_dir> take them.
  */
 static ssize_t psim_cgroup_write(struct file *file, const char __user *buf,
-				 size_t nbytes, loff_t *ppos)
+				 size_t nbytes, enum psim_res res)
 {
-	pr_warn_once("the per-cgroup files take no triggers yet; write them to the system-wide files in <proc_dir>\n");
-	return -EOPNOTSUPP;
+	if (!psim_pfile(file)->g) {
+		pr_warn_once("the cgroup tree's top files take no triggers; write them to the system-wide files in <proc_dir>\n");
+		return -EOPNOTSUPP;
+	}
+	return psim_pfile_write(file, buf, nbytes, res);
 }
 
-static __poll_t psim_cgroup_poll(struct file *file, poll_table *wait)
+static ssize_t psim_cgroup_io_write(struct file *file, const char __user *buf,
+				    size_t nbytes, loff_t *ppos)
 {
-	return DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI;
+	return psim_cgroup_write(file, buf, nbytes, PSIM_IO);
+}
+
+static ssize_t psim_cgroup_memory_write(struct file *file,
+					const char __user *buf, size_t nbytes,
+					loff_t *ppos)
+{
+	return psim_cgroup_write(file, buf, nbytes, PSIM_MEM);
+}
+
+static ssize_t psim_cgroup_cpu_write(struct file *file,
+				     const char __user *buf, size_t nbytes,
+				     loff_t *ppos)
+{
+	return psim_cgroup_write(file, buf, nbytes, PSIM_CPU);
+}
+
+static ssize_t psim_cgroup_irq_write(struct file *file,
+				     const char __user *buf, size_t nbytes,
+				     loff_t *ppos)
+{
+	return psim_cgroup_write(file, buf, nbytes, PSIM_IRQ);
 }
 
 #define PSIM_CGROUP_OPS(res, RES)					\
@@ -400,16 +471,16 @@ static __poll_t psim_cgroup_poll(struct file *file, poll_table *wait)
 	static int psim_cgroup_##res##_open(struct inode *inode,	\
 					    struct file *file)		\
 	{								\
-		return single_open(file, psim_cgroup_##res##_show,	\
-				   psim_pde_data(inode));		\
+		return psim_pfile_open(file, psim_cgroup_##res##_show,	\
+				       psim_pde_data(inode));		\
 	}								\
 	static const struct proc_ops psim_cgroup_##res##_ops = {	\
 		.proc_open	= psim_cgroup_##res##_open,		\
 		.proc_read	= psim_read,				\
 		.proc_lseek	= seq_lseek,				\
-		.proc_write	= psim_cgroup_write,			\
-		.proc_poll	= psim_cgroup_poll,			\
-		.proc_release	= single_release,			\
+		.proc_write	= psim_cgroup_##res##_write,		\
+		.proc_poll	= psim_poll,				\
+		.proc_release	= psim_release,				\
 	}
 
 PSIM_CGROUP_OPS(io, PSIM_IO);
@@ -558,6 +629,8 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 	seq_printf(m, "poll_work_us %llu\n",
 		   div_u64(tr.poll_work_ns, NSEC_PER_USEC));
 	seq_printf(m, "poll_states 0x%02x\n", tr.poll_states);
+	/* the cgroups' trigger sets (cgroups=1), made at their first trigger */
+	seq_printf(m, "trigger_sets %lu\n", tr.sets);
 	seq_printf(m, "poll_min_period_us %llu\n",
 		   tr.poll_min_period == U64_MAX ? 0 :
 		   div_u64(tr.poll_min_period, NSEC_PER_USEC));

@@ -25,7 +25,21 @@
  *    (smallest) window and keeps doing so for one window after the watched
  *    states last moved; then it stops, and the next such state restarts
  *    it. No privileged trigger since the start: a static branch in the
- *    probes that is never taken; after one, a read of psim_poll_states.
+ *    probes that is never taken; after one, a read of a set's poll_states.
+ *
+ * Sets. The triggers of one group's files form a set (struct psim_triggers,
+ * psi_mod.h), as the kernel keeps them in each psi_group: the system's,
+ * static, for <proc_dir>/{cpu,io,memory,irq} and the cgroup tree's top
+ * files, and one per cgroup whose files (cgroups=1, psi_cgroup.c) had a
+ * trigger written, allocated then (never in a probe) and freed with the
+ * group. Each set has its own totals, windows and timer, and the probes
+ * kick a group's timer where that group's state changes (the group walk,
+ * psim_cgroup_poll_kick()); one thread runs every set whose timer fired,
+ * where the kernel has a psimon thread per group with privileged triggers.
+ * A cgroup's set dies with its files (rmdir, or the tree going): the same
+ * shutdown as the module's stop, for its triggers alone, before
+ * proc_remove() closes them; later writes answer ENODEV, as the kernel's
+ * file of a removed cgroup.
  *
  * Lifetimes. A trigger lives in kmalloc'ed memory owned by its file: the
  * write creates it, ->proc_release destroys it, exactly once (procfs calls
@@ -90,6 +104,7 @@ struct psim_trigger {
 	bool had_waiters;		/* someone slept here at shutdown */
 	bool parked;			/* its queue outlives it */
 	struct psim_waitq *wq;
+	struct psim_triggers *ts;	/* its file's set */
 };
 
 /*
@@ -111,199 +126,271 @@ static struct psim_waitq_class *psim_wq_class;
 static LIST_HEAD(psim_parked);
 
 /*
- * Unprivileged triggers: evaluated under the averaging lock (psi_aggregate.c)
- * and this one inside it.
+ * The system's set; and every set, the system's first, for the poll
+ * thread and the shutdown.
  */
-static LIST_HEAD(psim_avg_triggers);
-static DEFINE_MUTEX(psim_avg_lock);
-
+struct psim_triggers psim_sys_triggers;
+static LIST_HEAD(psim_sets);
+static DEFINE_MUTEX(psim_sets_lock);
 /*
- * Privileged triggers and the fast path's state: its list, totals, windows
- * and schedule, all under psim_poll_lock (the kernel's
- * rtpoll_trigger_lock).
+ * The module's stop has begun, or the cgroup tree is going: a set made
+ * now (of a cgroup, for the latter) is born dead (sets_lock).
  */
-static LIST_HEAD(psim_poll_triggers);
-static DEFINE_MUTEX(psim_poll_lock);
-static unsigned int psim_poll_nr[PSIM_NR_STATES];
-static u64 psim_poll_min_period = U64_MAX;
-static u64 psim_poll_until;
-static u64 psim_poll_next_update = U64_MAX;
-static u64 psim_poll_total[PSIM_NR_STATES - 1];	/* group->total[PSI_POLL] */
-static u64 psim_poll_seen[PSIM_NR_STATES - 1];	/* group->rtpoll_total */
+static bool psim_trig_dead;
+static bool psim_groups_dead;
 
 /* Read by the probes (psim_poll_kick()). */
 DEFINE_STATIC_KEY_FALSE(psim_poll_key);
-u32 psim_poll_states;
-atomic_t psim_poll_scheduled;
-struct timer_list psim_poll_timer;
 
 /*
  * The fast path's thread (the kernel's psimon: SCHED_FIFO at the lowest
  * priority, so it runs while the CPUs are busy with the tasks it reports
- * on), made under psim_poll_lock at the first privileged trigger and kept
- * until the module is disabled; the timer wakes it (the kernel's
- * rtpoll_timer and rtpoll_wakeup).
+ * on), made at the first privileged trigger and kept
+ * until the module is disabled; a set's timer wakes it (the kernel's
+ * rtpoll_timer and rtpoll_wakeup), and it runs the sets whose timer fired.
  */
-static struct task_struct *psim_poll_task;
+static struct task_struct *psim_poll_task;	/* under psim_task_lock */
+static DEFINE_MUTEX(psim_task_lock);
 static DECLARE_WAIT_QUEUE_HEAD(psim_poll_wait);
 static atomic_t psim_poll_wakeup;
 
-/*
- * Shutdown: set under the write side, read by every poll and write under
- * the read side, so that once it is set no poll is left that missed it.
- */
-static DECLARE_RWSEM(psim_trig_rwsem);
-static bool psim_trig_dead;
-
-/* debugfs counters (under the list locks, or atomic enough for a view) */
-static unsigned long psim_trig_nr[PSIM_NR_AGGS];
-static unsigned long psim_trig_created[PSIM_NR_AGGS];
-static unsigned long psim_trig_destroyed[PSIM_NR_AGGS];
-static unsigned long psim_trig_events[PSIM_NR_AGGS];
-static unsigned long psim_trig_evals[PSIM_NR_AGGS];
-static unsigned long psim_poll_runs;
-static u64 psim_poll_work_ns;
+/* debugfs counters, over all sets */
+static atomic_long_t psim_trig_nr[PSIM_NR_AGGS];
+static atomic_long_t psim_trig_created[PSIM_NR_AGGS];
+static atomic_long_t psim_trig_destroyed[PSIM_NR_AGGS];
+static atomic_long_t psim_trig_events[PSIM_NR_AGGS];
+static atomic_long_t psim_trig_evals[PSIM_NR_AGGS];
+static atomic_long_t psim_poll_runs;
+static atomic64_t psim_poll_work_ns;
+static unsigned long psim_sets_nr;	/* cgroups' sets, under sets_lock */
 
 /* Generate an event: the kernel's update_triggers() tail. */
 static void psim_trigger_signal(struct psim_trigger *t)
 {
 	if (cmpxchg(&t->event, 0, 1) == 0)
 		wake_up_interruptible(&t->wq->wait);
-	psim_trig_events[t->agg]++;
+	atomic_long_inc(&psim_trig_events[t->agg]);
 }
 
-/* Every unprivileged trigger, with the averaging lock held. */
-void psim_triggers_avgs_update(u64 now, const u64 *total, const u64 *seen)
+/* Every unprivileged trigger of @ts, with its group's averaging lock held. */
+void psim_triggers_avgs_update(struct psim_triggers *ts, u64 now,
+			       const u64 *total, const u64 *seen)
 {
 	struct psim_trigger *t;
 	bool update_total = false;
 
-	if (list_empty(&psim_avg_triggers))
+	if (list_empty(&ts->avg_triggers))
 		return;
-	mutex_lock(&psim_avg_lock);
-	list_for_each_entry(t, &psim_avg_triggers, node) {
-		psim_trig_evals[PSIM_AVGS]++;
+	mutex_lock(&ts->avg_lock);
+	list_for_each_entry(t, &ts->avg_triggers, node) {
+		atomic_long_inc(&psim_trig_evals[PSIM_AVGS]);
 		if (psim_trigger_update(&t->w, now, total, seen,
 					&update_total))
 			psim_trigger_signal(t);
 	}
-	mutex_unlock(&psim_avg_lock);
+	mutex_unlock(&ts->avg_lock);
 }
 
 /*
- * Queue the fast path unless it is queued already, or @force: re-arm it
+ * Queue @ts's fast path unless it is queued already, or @force: re-arm it
  * even so (the kernel's psi_schedule_rtpoll_work()).
  */
-static void psim_poll_schedule(unsigned long delay, bool force)
+static void psim_poll_schedule(struct psim_triggers *ts, unsigned long delay,
+			       bool force)
 {
-	if (atomic_xchg(&psim_poll_scheduled, 1) && !force)
+	if (atomic_xchg(&ts->poll_scheduled, 1) && !force)
 		return;
-	mod_timer(&psim_poll_timer, jiffies + delay);
+	mod_timer(&ts->poll_timer, jiffies + delay);
 }
 
 static void psim_poll_timer_fn(struct timer_list *timer)
 {
+	struct psim_triggers *ts = from_timer(ts, timer, poll_timer);
+
+	atomic_set(&ts->poll_wakeup, 1);
 	atomic_set(&psim_poll_wakeup, 1);
 	wake_up_interruptible(&psim_poll_wait);
 }
 
 /* Entering polling mode: every window starts now (init_rtpoll_triggers()). */
-static void psim_poll_init_windows(u64 now)
+static void psim_poll_init_windows(struct psim_triggers *ts, u64 now)
 {
 	struct psim_trigger *t;
 
-	list_for_each_entry(t, &psim_poll_triggers, node)
-		psim_window_reset(&t->w.win, now, psim_poll_total[t->w.state],
+	list_for_each_entry(t, &ts->poll_triggers, node)
+		psim_window_reset(&t->w.win, now, ts->poll_total[t->w.state],
 				  0);
-	memcpy(psim_poll_seen, psim_poll_total, sizeof(psim_poll_seen));
-	psim_poll_next_update = now + psim_poll_min_period;
+	memcpy(ts->poll_seen, ts->poll_total, sizeof(ts->poll_seen));
+	ts->poll_next_update = now + ts->poll_min_period;
 }
 
 /*
- * The fast path (the kernel's psi_rtpoll_work()): collect, and while a
- * watched state's time moves keep updating the triggers every
+ * The fast path of one set (the kernel's psi_rtpoll_work()): collect, and
+ * while a watched state's time moves keep updating the triggers every
  * min_period (a tenth of the smallest window), for one window more after
  * the last move; then let the probes restart it.
  */
-static void psim_poll_run(void)
+static void psim_poll_run(struct psim_triggers *ts)
 {
 	bool force = false, update_total = false;
 	struct psim_trigger *t;
 	u32 changed;
 	u64 now, t0;
 
-	mutex_lock(&psim_poll_lock);
+	mutex_lock(&ts->poll_lock);
 	t0 = sched_clock();
 	now = t0;
-	psim_poll_runs++;
-	if (now > psim_poll_until) {
+	atomic_long_inc(&psim_poll_runs);
+	if (now > ts->poll_until) {
 		/*
 		 * About to start, or to stop if nothing moved. Clear the flag
 		 * before reading the states: a probe that changes a state
 		 * after our read sees it clear and queues us again.
 		 */
-		atomic_set(&psim_poll_scheduled, 0);
+		atomic_set(&ts->poll_scheduled, 0);
 		/* pairs with the probe's atomic_xchg() (a full barrier) */
 		smp_mb();
 	} else {
 		/* inside the polling window: keep going */
 		force = true;
 	}
-	if (list_empty(&psim_poll_triggers)) {
-		atomic_set(&psim_poll_scheduled, 0);
-		psim_poll_until = 0;
-		psim_poll_next_update = U64_MAX;
+	if (list_empty(&ts->poll_triggers)) {
+		atomic_set(&ts->poll_scheduled, 0);
+		ts->poll_until = 0;
+		ts->poll_next_update = U64_MAX;
 		goto out;
 	}
 
-	changed = psim_collect_poll(psim_poll_total);
-	if (changed & psim_poll_states) {
-		if (now > psim_poll_until)
-			psim_poll_init_windows(now);
-		psim_poll_until = now + psim_poll_min_period *
+	changed = psim_collect_poll(ts->cg, ts->poll_total);
+	if (changed & ts->poll_states) {
+		if (now > ts->poll_until)
+			psim_poll_init_windows(ts, now);
+		ts->poll_until = now + ts->poll_min_period *
 					PSIM_UPDATES_PER_WINDOW;
 	}
-	if (now > psim_poll_until) {
-		psim_poll_next_update = U64_MAX;
+	if (now > ts->poll_until) {
+		ts->poll_next_update = U64_MAX;
 		goto out;
 	}
-	if (now >= psim_poll_next_update) {
-		list_for_each_entry(t, &psim_poll_triggers, node) {
-			psim_trig_evals[PSIM_POLL]++;
-			if (psim_trigger_update(&t->w, now, psim_poll_total,
-						psim_poll_seen, &update_total))
+	if (now >= ts->poll_next_update) {
+		list_for_each_entry(t, &ts->poll_triggers, node) {
+			atomic_long_inc(&psim_trig_evals[PSIM_POLL]);
+			if (psim_trigger_update(&t->w, now, ts->poll_total,
+						ts->poll_seen, &update_total))
 				psim_trigger_signal(t);
 		}
-		psim_poll_next_update = now + psim_poll_min_period;
+		ts->poll_next_update = now + ts->poll_min_period;
 		if (update_total)
-			memcpy(psim_poll_seen, psim_poll_total,
-			       sizeof(psim_poll_seen));
+			memcpy(ts->poll_seen, ts->poll_total,
+			       sizeof(ts->poll_seen));
 	}
-	psim_poll_schedule(nsecs_to_jiffies(psim_poll_next_update - now) + 1,
-			   force);
+	psim_poll_schedule(ts, nsecs_to_jiffies(ts->poll_next_update - now) +
+			   1, force);
 out:
-	psim_poll_work_ns += sched_clock() - t0;
-	mutex_unlock(&psim_poll_lock);
+	atomic64_add(sched_clock() - t0, &psim_poll_work_ns);
+	mutex_unlock(&ts->poll_lock);
 }
 
 static int psim_poll_thread(void *unused)
 {
+	struct psim_triggers *ts;
+
 	for (;;) {
 		wait_event_interruptible(psim_poll_wait,
 					 atomic_cmpxchg(&psim_poll_wakeup, 1, 0) ||
 					 kthread_should_stop());
 		if (kthread_should_stop())
 			return 0;
-		psim_poll_run();
+		/* a set leaves the list (its group's free) under this lock */
+		mutex_lock(&psim_sets_lock);
+		list_for_each_entry(ts, &psim_sets, sets)
+			if (atomic_cmpxchg(&ts->poll_wakeup, 1, 0))
+				psim_poll_run(ts);
+		mutex_unlock(&psim_sets_lock);
 	}
 }
 
+/* A set at its start: empty, its fast path idle, alive. */
+static void psim_set_init(struct psim_triggers *ts, struct psim_cgroup *cg)
+{
+	ts->cg = cg;
+	mutex_init(&ts->avg_lock);
+	INIT_LIST_HEAD(&ts->avg_triggers);
+	mutex_init(&ts->poll_lock);
+	INIT_LIST_HEAD(&ts->poll_triggers);
+	memset(ts->poll_nr, 0, sizeof(ts->poll_nr));
+	ts->poll_min_period = U64_MAX;
+	ts->poll_until = 0;
+	ts->poll_next_update = U64_MAX;
+	memset(ts->poll_total, 0, sizeof(ts->poll_total));
+	memset(ts->poll_seen, 0, sizeof(ts->poll_seen));
+	ts->poll_states = 0;
+	atomic_set(&ts->poll_scheduled, 0);
+	atomic_set(&ts->poll_wakeup, 0);
+	timer_setup(&ts->poll_timer, psim_poll_timer_fn, 0);
+	init_rwsem(&ts->rwsem);
+	ts->dead = false;
+	ts->dead_errno = cg ? -ENODEV : -EIO;
+}
+
 /*
- * Add @t to its aggregator; returns with it evaluated from now on, or an
- * error if the fast path's thread could not be made (the kernel's
+ * @cg's set, made at the first trigger written to one of its files (the
+ * group outlives its files, and so every write to them); NULL without
+ * memory.
+ */
+static struct psim_triggers *psim_triggers_of(struct psim_cgroup *cg)
+{
+	struct psim_triggers *ts;
+
+	if (!cg)
+		return &psim_sys_triggers;
+	/* pairs with the smp_store_release() below */
+	ts = smp_load_acquire(&cg->trig);
+	if (ts)
+		return ts;
+	mutex_lock(&psim_sets_lock);
+	ts = cg->trig;
+	if (!ts) {
+		ts = kzalloc(sizeof(*ts), GFP_KERNEL_ACCOUNT);
+		if (ts) {
+			psim_set_init(ts, cg);
+			ts->dead = psim_trig_dead || psim_groups_dead ||
+				   cg->trig_gone;
+			list_add_tail(&ts->sets, &psim_sets);
+			psim_sets_nr++;
+			/* set up before the probes and the averaging see it */
+			smp_store_release(&cg->trig, ts);
+		}
+	}
+	mutex_unlock(&psim_sets_lock);
+	return ts;
+}
+
+/*
+ * With its group, after its files are gone and an RCU grace period after
+ * the group left the probes' reach: no trigger, no probe, and once it is
+ * off the list and its timer is dead, no thread run either.
+ */
+void psim_triggers_free(struct psim_triggers *ts)
+{
+	if (!ts)
+		return;
+	WARN_ON_ONCE(!list_empty(&ts->avg_triggers) ||
+		     !list_empty(&ts->poll_triggers));
+	mutex_lock(&psim_sets_lock);
+	list_del(&ts->sets);
+	psim_sets_nr--;
+	mutex_unlock(&psim_sets_lock);
+	psim_timer_shutdown_sync(&ts->poll_timer);
+	kfree(ts);
+}
+
+/*
+ * Add @t to its set's aggregator; returns with it evaluated from now on,
+ * or an error if the fast path's thread could not be made (the kernel's
  * psi_trigger_create() fails the write then).
  */
-static int psim_trigger_add(struct psim_trigger *t)
+static int psim_trigger_add(struct psim_triggers *ts, struct psim_trigger *t)
 {
 	bool started = false;
 
@@ -318,25 +405,26 @@ static int psim_trigger_add(struct psim_trigger *t)
 		 */
 		u64 v;
 
-		mutex_lock(&psim_poll_lock);
-		v = psim_poll_total[t->w.state];
-		mutex_unlock(&psim_poll_lock);
+		mutex_lock(&ts->poll_lock);
+		v = ts->poll_total[t->w.state];
+		mutex_unlock(&ts->poll_lock);
 		psim_window_reset(&t->w.win, sched_clock(), v, 0);
-		mutex_lock(&psim_avg_lock);
-		list_add(&t->node, &psim_avg_triggers);
-		psim_trig_nr[PSIM_AVGS]++;
-		psim_trig_created[PSIM_AVGS]++;
-		mutex_unlock(&psim_avg_lock);
+		mutex_lock(&ts->avg_lock);
+		list_add(&t->node, &ts->avg_triggers);
+		mutex_unlock(&ts->avg_lock);
+		atomic_long_inc(&psim_trig_nr[PSIM_AVGS]);
+		atomic_long_inc(&psim_trig_created[PSIM_AVGS]);
 		return 0;
 	}
 
-	mutex_lock(&psim_poll_lock);
+	/* not psim_sets_lock: a shutdown holds it and waits for our rwsem */
+	mutex_lock(&psim_task_lock);
 	if (!psim_poll_task) {
 		struct task_struct *task;
 
 		task = kthread_create(psim_poll_thread, NULL, "psi_mod_poll");
 		if (IS_ERR(task)) {
-			mutex_unlock(&psim_poll_lock);
+			mutex_unlock(&psim_task_lock);
 			return PTR_ERR(task);
 		}
 		sched_set_fifo_low(task);
@@ -344,21 +432,23 @@ static int psim_trigger_add(struct psim_trigger *t)
 		psim_poll_task = task;
 		started = true;
 	}
+	mutex_unlock(&psim_task_lock);
+	mutex_lock(&ts->poll_lock);
 	psim_window_reset(&t->w.win, sched_clock(),
-			  psim_poll_total[t->w.state], 0);
-	list_add(&t->node, &psim_poll_triggers);
-	psim_poll_min_period = min(psim_poll_min_period,
-				   div_u64(t->w.win.size,
-					   PSIM_UPDATES_PER_WINDOW));
-	psim_poll_nr[t->w.state]++;
-	WRITE_ONCE(psim_poll_states, psim_poll_states | BIT(t->w.state));
-	psim_trig_nr[PSIM_POLL]++;
-	psim_trig_created[PSIM_POLL]++;
-	mutex_unlock(&psim_poll_lock);
+			  ts->poll_total[t->w.state], 0);
+	list_add(&t->node, &ts->poll_triggers);
+	ts->poll_min_period = min(ts->poll_min_period,
+				  div_u64(t->w.win.size,
+					  PSIM_UPDATES_PER_WINDOW));
+	ts->poll_nr[t->w.state]++;
+	WRITE_ONCE(ts->poll_states, ts->poll_states | BIT(t->w.state));
+	mutex_unlock(&ts->poll_lock);
+	atomic_long_inc(&psim_trig_nr[PSIM_POLL]);
+	atomic_long_inc(&psim_trig_created[PSIM_POLL]);
 	/*
 	 * The probes' key goes on with the thread and off with it at stop,
 	 * not per trigger: each flip patches the probes' code on every CPU.
-	 * Without a trigger the probes read psim_poll_states, 0.
+	 * Without a trigger the probes read a set's poll_states, 0.
 	 */
 	if (started)
 		static_branch_enable(&psim_poll_key);
@@ -367,38 +457,39 @@ static int psim_trigger_add(struct psim_trigger *t)
 	 * change no CPU's mask for a while (the kernel polls once when its
 	 * worker starts).
 	 */
-	psim_poll_schedule(1, true);
+	psim_poll_schedule(ts, 1, true);
 	return 0;
 }
 
 static void psim_trigger_del(struct psim_trigger *t)
 {
+	struct psim_triggers *ts = t->ts;
 	struct psim_trigger *tmp;
 	u64 period = U64_MAX;
 
 	if (t->agg == PSIM_AVGS) {
-		mutex_lock(&psim_avg_lock);
+		mutex_lock(&ts->avg_lock);
 		list_del(&t->node);
-		psim_trig_nr[PSIM_AVGS]--;
-		psim_trig_destroyed[PSIM_AVGS]++;
-		mutex_unlock(&psim_avg_lock);
+		mutex_unlock(&ts->avg_lock);
+		atomic_long_dec(&psim_trig_nr[PSIM_AVGS]);
+		atomic_long_inc(&psim_trig_destroyed[PSIM_AVGS]);
 		return;
 	}
 
-	mutex_lock(&psim_poll_lock);
+	mutex_lock(&ts->poll_lock);
 	list_del(&t->node);
-	if (!--psim_poll_nr[t->w.state])
-		WRITE_ONCE(psim_poll_states,
-			   psim_poll_states & ~BIT(t->w.state));
-	list_for_each_entry(tmp, &psim_poll_triggers, node)
+	if (!--ts->poll_nr[t->w.state])
+		WRITE_ONCE(ts->poll_states,
+			   ts->poll_states & ~BIT(t->w.state));
+	list_for_each_entry(tmp, &ts->poll_triggers, node)
 		period = min(period, div_u64(tmp->w.win.size,
 					     PSIM_UPDATES_PER_WINDOW));
-	psim_poll_min_period = period;
-	if (!psim_poll_states)
-		psim_poll_until = 0;	/* a work still queued finds none */
-	psim_trig_nr[PSIM_POLL]--;
-	psim_trig_destroyed[PSIM_POLL]++;
-	mutex_unlock(&psim_poll_lock);
+	ts->poll_min_period = period;
+	if (!ts->poll_states)
+		ts->poll_until = 0;	/* a work still queued finds none */
+	mutex_unlock(&ts->poll_lock);
+	atomic_long_dec(&psim_trig_nr[PSIM_POLL]);
+	atomic_long_inc(&psim_trig_destroyed[PSIM_POLL]);
 }
 
 /*
@@ -437,15 +528,19 @@ static struct psim_waitq *psim_waitq_alloc(void)
  * bytes copied, the last one replaced by the terminating NUL; an empty
  * write EINVAL; one trigger per descriptor (EBUSY, before any parsing);
  * the same sscanf() formats. The privilege is the opener's (f_cred): a
- * privileged opener may hand the descriptor to anyone.
+ * privileged opener may hand the descriptor to anyone. The trigger goes
+ * into *@slot (the file's, under the seq_file's lock) and into the set of
+ * group @cg (NULL: the system's).
  */
 ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
-			   size_t nbytes, enum psim_res res)
+			   size_t nbytes, enum psim_res res,
+			   struct psim_cgroup *cg, struct psim_trigger **slot)
 {
 	struct seq_file *seq = file->private_data;
 	size_t len = psim_trigger_copy_len(nbytes);
 	char buf[PSIM_TRIGGER_BUF];
 	u32 threshold_us, window_us;
+	struct psim_triggers *ts;
 	enum psim_states state;
 	struct psim_trigger *t;
 	bool privileged, full;
@@ -459,7 +554,7 @@ ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
 	buf[len - 1] = '\0';
 
 	mutex_lock(&seq->lock);
-	if (seq->private) {
+	if (*slot) {
 		ret = -EBUSY;
 		goto out;
 	}
@@ -479,7 +574,8 @@ ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
 	if (ret)
 		goto out;
 
-	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+	ts = psim_triggers_of(cg);
+	t = ts ? kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT) : NULL;
 	if (t)
 		t->wq = psim_waitq_alloc();
 	if (!t || !t->wq) {
@@ -489,25 +585,29 @@ ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
 	}
 	psim_trigger_init(&t->w, state, threshold_us, window_us, 0, 0);
 	t->agg = privileged ? PSIM_POLL : PSIM_AVGS;
+	t->ts = ts;
 
-	down_read(&psim_trig_rwsem);
-	if (psim_trig_dead) {
-		/* the files are going away: as procfs answers after that */
-		up_read(&psim_trig_rwsem);
+	down_read(&ts->rwsem);
+	if (ts->dead) {
+		/*
+		 * The files are going away: as procfs answers after that, or
+		 * the kernel's file of a removed cgroup
+		 */
+		ret = ts->dead_errno;
+		up_read(&ts->rwsem);
 		kfree(t->wq);
 		kfree(t);
-		ret = -EIO;
 		goto out;
 	}
-	ret = psim_trigger_add(t);
-	up_read(&psim_trig_rwsem);
+	ret = psim_trigger_add(ts, t);
+	up_read(&ts->rwsem);
 	if (ret) {
 		kfree(t->wq);
 		kfree(t);
 		goto out;
 	}
 	/* a trigger fully set up before poll sees it (smp_load_acquire()) */
-	smp_store_release(&seq->private, t);
+	smp_store_release(slot, t);
 	ret = nbytes;
 out:
 	mutex_unlock(&seq->lock);
@@ -520,18 +620,19 @@ out:
  * event. Once the files are going away, EPOLLERR | EPOLLPRI at once and
  * no new waiter.
  */
-__poll_t psim_trigger_poll(struct file *file, poll_table *wait)
+__poll_t psim_trigger_poll(struct psim_trigger **slot, struct file *file,
+			   poll_table *wait)
 {
-	struct seq_file *seq = file->private_data;
 	__poll_t ret = DEFAULT_POLLMASK;
 	struct psim_trigger *t;
 
 	/* pairs with the write's smp_store_release() */
-	t = smp_load_acquire(&seq->private);
-	down_read(&psim_trig_rwsem);
-	if (!t || psim_trig_dead) {
-		if (t)
-			WRITE_ONCE(t->told, true);
+	t = smp_load_acquire(slot);
+	if (!t)
+		return ret | EPOLLERR | EPOLLPRI;
+	down_read(&t->ts->rwsem);
+	if (t->ts->dead) {
+		WRITE_ONCE(t->told, true);
 		ret |= EPOLLERR | EPOLLPRI;
 		goto out;
 	}
@@ -539,7 +640,7 @@ __poll_t psim_trigger_poll(struct file *file, poll_table *wait)
 	if (cmpxchg(&t->event, 1, 0) == 1)
 		ret |= EPOLLPRI;
 out:
-	up_read(&psim_trig_rwsem);
+	up_read(&t->ts->rwsem);
 	return ret;
 }
 
@@ -548,14 +649,13 @@ out:
  * trigger is destroyed, with its wait queue unless that was parked at the
  * shutdown (see the lifetimes note at the top).
  */
-void psim_trigger_release(struct file *file)
+void psim_trigger_release(struct psim_trigger **slot)
 {
-	struct seq_file *seq = file->private_data;
-	struct psim_trigger *t = seq->private;
+	struct psim_trigger *t = *slot;
 
 	if (!t)
 		return;
-	seq->private = NULL;
+	*slot = NULL;
 	psim_trigger_del(t);
 	/* t->parked is set under the list lock psim_trigger_del() took */
 	if (!t->parked)
@@ -563,20 +663,55 @@ void psim_trigger_release(struct file *file)
 	kfree(t);
 }
 
-/* Run @fn on every trigger, under the list locks. */
-static void psim_triggers_each(void (*fn)(struct psim_trigger *t, void *arg),
-			       void *arg)
+/*
+ * Which sets a shutdown or a walk covers: @one alone, or every set (the
+ * module's stop; @groups: the cgroups' sets only).
+ */
+struct psim_scope {
+	struct psim_triggers *one;
+	bool groups;
+};
+
+static bool psim_in_scope(const struct psim_scope *sc, struct psim_triggers *ts)
+{
+	if (sc->one)
+		return ts == sc->one;
+	return !sc->groups || ts->cg;
+}
+
+/* Run @fn on every trigger of @ts, under its list locks. */
+static void psim_set_each(struct psim_triggers *ts,
+			  void (*fn)(struct psim_trigger *t, void *arg),
+			  void *arg)
 {
 	struct psim_trigger *t;
 
-	mutex_lock(&psim_avg_lock);
-	list_for_each_entry(t, &psim_avg_triggers, node)
+	mutex_lock(&ts->avg_lock);
+	list_for_each_entry(t, &ts->avg_triggers, node)
 		fn(t, arg);
-	mutex_unlock(&psim_avg_lock);
-	mutex_lock(&psim_poll_lock);
-	list_for_each_entry(t, &psim_poll_triggers, node)
+	mutex_unlock(&ts->avg_lock);
+	mutex_lock(&ts->poll_lock);
+	list_for_each_entry(t, &ts->poll_triggers, node)
 		fn(t, arg);
-	mutex_unlock(&psim_poll_lock);
+	mutex_unlock(&ts->poll_lock);
+}
+
+/* ... on every trigger of the sets in @sc: the system's, then the cgroups' */
+static void psim_triggers_each(const struct psim_scope *sc,
+			       void (*fn)(struct psim_trigger *t, void *arg),
+			       void *arg)
+{
+	struct psim_triggers *ts;
+
+	if (sc->one) {
+		psim_set_each(sc->one, fn, arg);
+		return;
+	}
+	mutex_lock(&psim_sets_lock);
+	list_for_each_entry(ts, &psim_sets, sets)
+		if (psim_in_scope(sc, ts))
+			psim_set_each(ts, fn, arg);
+	mutex_unlock(&psim_sets_lock);
 }
 
 static bool psim_waitq_busy(struct psim_waitq *wq)
@@ -628,9 +763,10 @@ static void psim_count_waiters(struct psim_trigger *t, void *arg)
 /* Triggers with a poller asleep on them now (the fail_start= test aid). */
 unsigned long psim_triggers_polled(void)
 {
+	struct psim_scope all = { NULL, false };
 	unsigned long n = 0;
 
-	psim_triggers_each(psim_count_waiters, &n);
+	psim_triggers_each(&all, psim_count_waiters, &n);
 	return n;
 }
 
@@ -668,23 +804,35 @@ static unsigned long psim_reap_parked(void)
 	return busy;
 }
 
+static void psim_set_dead(struct psim_triggers *ts)
+{
+	down_write(&ts->rwsem);
+	ts->dead = true;
+	up_write(&ts->rwsem);
+}
+
 /*
- * Before the files go (unload, enable=0): see the lifetimes note at the
- * top. Afterwards no wait queue of a trigger has a poller on it but the
- * parked ones, which outlive their triggers, and proc_remove() may
+ * Before the files of the sets in @sc go: see the lifetimes note at the
+ * top. Afterwards no wait queue of their triggers has a poller on it but
+ * the parked ones, which outlive their triggers, and proc_remove() may
  * destroy the triggers through ->proc_release. Bounded: about
  * PSIM_SHUTDOWN_MS, whatever the pollers do.
  */
-void psim_triggers_shutdown(void)
+static void psim_shutdown(const struct psim_scope *sc)
 {
+	struct psim_triggers *ts;
 	unsigned long n, deadline;
 
 	psim_reap_parked();
-	down_write(&psim_trig_rwsem);
-	psim_trig_dead = true;
-	up_write(&psim_trig_rwsem);
+	mutex_lock(&psim_sets_lock);
+	if (!sc->one && !sc->groups)
+		psim_trig_dead = true;	/* and every set made from now on */
+	list_for_each_entry(ts, &psim_sets, sets)
+		if (psim_in_scope(sc, ts))
+			psim_set_dead(ts);
+	mutex_unlock(&psim_sets_lock);
 	/* every poll from here on answers EPOLLERR | EPOLLPRI and adds nothing */
-	psim_triggers_each(psim_wake_dead, NULL);
+	psim_triggers_each(sc, psim_wake_dead, NULL);
 	deadline = jiffies + msecs_to_jiffies(PSIM_SHUTDOWN_MS);
 
 	/*
@@ -695,13 +843,13 @@ void psim_triggers_shutdown(void)
 	 */
 	for (;;) {
 		n = 0;
-		psim_triggers_each(psim_count_untold, &n);
+		psim_triggers_each(sc, psim_count_untold, &n);
 		if (!n || time_after(jiffies, deadline))
 			break;
 		msleep(20);
 	}
 
-	psim_triggers_each(psim_pollfree, NULL);
+	psim_triggers_each(sc, psim_pollfree, NULL);
 	/*
 	 * select() and poll() remove their entries when they return, which
 	 * the wakeup above makes them do, unless they are stuck in another
@@ -710,15 +858,90 @@ void psim_triggers_shutdown(void)
 	 */
 	for (;;) {
 		n = 0;
-		psim_triggers_each(psim_count_waiters, &n);
+		psim_triggers_each(sc, psim_count_waiters, &n);
 		if (!n || time_after(jiffies, deadline))
 			break;
 		msleep(20);
 	}
 	if (n)
-		psim_triggers_each(psim_park, NULL);
+		psim_triggers_each(sc, psim_park, NULL);
 	/* POLLFREE's rule: epoll reads the queue head under RCU */
 	synchronize_rcu();
+}
+
+/* Before the files go at the module's stop (unload, enable=0): every set. */
+void psim_triggers_shutdown(void)
+{
+	struct psim_scope all = { NULL, false };
+
+	psim_shutdown(&all);
+}
+
+/*
+ * Before one cgroup's files go (its rmdir, its release): its set alone,
+ * if it has one that is not dead already (a set shut down with the rest
+ * at the stop has nothing left to wait for); a set made after this is
+ * born dead. From the files' work.
+ */
+void psim_triggers_remove(struct psim_cgroup *cg)
+{
+	struct psim_scope one = { NULL, false };
+	bool dead = true;
+
+	mutex_lock(&psim_sets_lock);
+	cg->trig_gone = true;
+	one.one = cg->trig;
+	mutex_unlock(&psim_sets_lock);
+	if (one.one) {
+		down_read(&one.one->rwsem);
+		dead = one.one->dead;
+		up_read(&one.one->rwsem);
+	}
+	if (!dead)
+		psim_shutdown(&one);
+}
+
+/*
+ * ... before the whole cgroup tree goes (cgroups=0, or the files' stop):
+ * every cgroup's set, and those made until the tree is back.
+ */
+void psim_triggers_remove_groups(void)
+{
+	struct psim_scope groups = { NULL, true };
+
+	bool stopping;
+
+	mutex_lock(&psim_sets_lock);
+	psim_groups_dead = true;
+	stopping = psim_trig_dead;
+	mutex_unlock(&psim_sets_lock);
+	/* the module's stop shut every set down already */
+	if (!stopping)
+		psim_shutdown(&groups);
+}
+
+void psim_triggers_revive_groups(void)
+{
+	mutex_lock(&psim_sets_lock);
+	psim_groups_dead = false;
+	mutex_unlock(&psim_sets_lock);
+}
+
+/*
+ * A cgroup's files made (again, after the tree went and came back): its
+ * set, if it has one, has no trigger (they went with the files) and takes
+ * new ones.
+ */
+void psim_triggers_revive(struct psim_cgroup *cg)
+{
+	mutex_lock(&psim_sets_lock);
+	cg->trig_gone = false;
+	if (cg->trig && !psim_trig_dead && !psim_groups_dead) {
+		down_write(&cg->trig->rwsem);
+		cg->trig->dead = false;
+		up_write(&cg->trig->rwsem);
+	}
+	mutex_unlock(&psim_sets_lock);
 }
 
 /*
@@ -749,56 +972,74 @@ void psim_triggers_exit(void)
 
 void psim_triggers_start(void)
 {
+	int i;
+
 	psim_reap_parked();
-	timer_setup(&psim_poll_timer, psim_poll_timer_fn, 0);
+	psim_set_init(&psim_sys_triggers, NULL);
+	mutex_lock(&psim_sets_lock);
+	WARN_ON_ONCE(!list_empty(&psim_sets));
+	list_add(&psim_sys_triggers.sets, &psim_sets);
 	psim_trig_dead = false;
-	atomic_set(&psim_poll_scheduled, 0);
+	psim_groups_dead = false;
+	psim_sets_nr = 0;
+	mutex_unlock(&psim_sets_lock);
 	atomic_set(&psim_poll_wakeup, 0);
-	psim_poll_min_period = U64_MAX;
-	psim_poll_until = 0;
-	psim_poll_next_update = U64_MAX;
-	memset(psim_poll_total, 0, sizeof(psim_poll_total));
-	memset(psim_poll_seen, 0, sizeof(psim_poll_seen));
-	memset(psim_trig_events, 0, sizeof(psim_trig_events));
-	memset(psim_trig_evals, 0, sizeof(psim_trig_evals));
-	memset(psim_trig_created, 0, sizeof(psim_trig_created));
-	memset(psim_trig_destroyed, 0, sizeof(psim_trig_destroyed));
-	psim_poll_runs = 0;
-	psim_poll_work_ns = 0;
+	for (i = 0; i < PSIM_NR_AGGS; i++) {
+		atomic_long_set(&psim_trig_events[i], 0);
+		atomic_long_set(&psim_trig_evals[i], 0);
+		atomic_long_set(&psim_trig_created[i], 0);
+		atomic_long_set(&psim_trig_destroyed[i], 0);
+	}
+	atomic_long_set(&psim_poll_runs, 0);
+	atomic64_set(&psim_poll_work_ns, 0);
 }
 
-/* After the files and the probes are gone: no trigger is left. */
+/*
+ * After the files, the probes and the groups (with their sets) are gone:
+ * no trigger is left.
+ */
 void psim_triggers_stop(void)
 {
-	WARN_ON_ONCE(!list_empty(&psim_avg_triggers) ||
-		     !list_empty(&psim_poll_triggers));
-	/* nothing re-arms the timer once the thread is gone */
+	struct psim_triggers *ts = &psim_sys_triggers;
+
+	WARN_ON_ONCE(!list_empty(&ts->avg_triggers) ||
+		     !list_empty(&ts->poll_triggers));
+	mutex_lock(&psim_sets_lock);
+	list_del_init(&ts->sets);
+	WARN_ON_ONCE(!list_empty(&psim_sets));
+	mutex_unlock(&psim_sets_lock);
+	/* nothing re-arms the timers once the thread is gone */
+	mutex_lock(&psim_task_lock);
 	if (psim_poll_task) {
 		kthread_stop(psim_poll_task);
 		psim_poll_task = NULL;
 		static_branch_disable(&psim_poll_key);
 	}
-	psim_timer_shutdown_sync(&psim_poll_timer);
+	mutex_unlock(&psim_task_lock);
+	psim_timer_shutdown_sync(&ts->poll_timer);
 }
 
 void psim_triggers_debug(struct psim_triggers_debug *d)
 {
-	mutex_lock(&psim_avg_lock);
-	d->nr[PSIM_AVGS] = psim_trig_nr[PSIM_AVGS];
-	d->events[PSIM_AVGS] = psim_trig_events[PSIM_AVGS];
-	d->evals[PSIM_AVGS] = psim_trig_evals[PSIM_AVGS];
-	d->created = psim_trig_created[PSIM_AVGS];
-	d->destroyed = psim_trig_destroyed[PSIM_AVGS];
-	mutex_unlock(&psim_avg_lock);
-	mutex_lock(&psim_poll_lock);
-	d->nr[PSIM_POLL] = psim_trig_nr[PSIM_POLL];
-	d->events[PSIM_POLL] = psim_trig_events[PSIM_POLL];
-	d->evals[PSIM_POLL] = psim_trig_evals[PSIM_POLL];
-	d->created += psim_trig_created[PSIM_POLL];
-	d->destroyed += psim_trig_destroyed[PSIM_POLL];
-	d->poll_runs = psim_poll_runs;
-	d->poll_work_ns = psim_poll_work_ns;
-	d->poll_states = psim_poll_states;
-	d->poll_min_period = psim_poll_min_period;
-	mutex_unlock(&psim_poll_lock);
+	struct psim_triggers *ts = &psim_sys_triggers;
+	int i;
+
+	for (i = 0; i < PSIM_NR_AGGS; i++) {
+		d->nr[i] = atomic_long_read(&psim_trig_nr[i]);
+		d->events[i] = atomic_long_read(&psim_trig_events[i]);
+		d->evals[i] = atomic_long_read(&psim_trig_evals[i]);
+	}
+	d->created = atomic_long_read(&psim_trig_created[PSIM_AVGS]) +
+		     atomic_long_read(&psim_trig_created[PSIM_POLL]);
+	d->destroyed = atomic_long_read(&psim_trig_destroyed[PSIM_AVGS]) +
+		       atomic_long_read(&psim_trig_destroyed[PSIM_POLL]);
+	d->poll_runs = atomic_long_read(&psim_poll_runs);
+	d->poll_work_ns = atomic64_read(&psim_poll_work_ns);
+	mutex_lock(&ts->poll_lock);
+	d->poll_states = ts->poll_states;
+	d->poll_min_period = ts->poll_min_period;
+	mutex_unlock(&ts->poll_lock);
+	mutex_lock(&psim_sets_lock);
+	d->sets = psim_sets_nr;
+	mutex_unlock(&psim_sets_lock);
 }

@@ -18,9 +18,7 @@
 struct delayed_work psim_avgs_work;
 struct task_struct *psim_avgs_worker;
 struct static_key_false psim_poll_key;
-u32 psim_poll_states;
-atomic_t psim_poll_scheduled;
-struct timer_list psim_poll_timer;
+struct psim_triggers psim_sys_triggers;
 
 #ifdef CONFIG_PSI
 static const bool task_store = true;

@@ -218,7 +218,7 @@ static void aggregate_work_folds_on_the_grid(void)
 	TU_EQ(avg[0][0], 37100);
 
 	/* the fast path's aggregator has its own record: all since the load */
-	changed = psim_collect_poll(ptotal);
+	changed = psim_collect_poll(NULL, ptotal);
 	TU_EQ(ptotal[PSIM_CPU_SOME], PERIOD + 500 * MS);
 	TU_EQ(ptotal[PSIM_CPU_FULL], 0);
 	TU_EQ(changed, BIT(PSIM_CPU_SOME) | BIT(PSIM_NONIDLE));

@@ -967,10 +967,10 @@ static void probes_poll_kick(void)
 
 	if (probes_start(false))
 		return;
-	memset(&psim_poll_timer, 0, sizeof(psim_poll_timer));
+	memset(&psim_sys_triggers.poll_timer, 0, sizeof(psim_sys_triggers.poll_timer));
 	psim_poll_key.enabled = false;
-	psim_poll_states = BIT(PSIM_CPU_SOME);
-	psim_poll_scheduled.counter = 0;
+	psim_sys_triggers.poll_states = BIT(PSIM_CPU_SOME);
+	psim_sys_triggers.poll_scheduled.counter = 0;
 	shim_now = 1000;
 	new_task(&a, 100, 0);
 	new_task(&b, 101, 0);
@@ -979,27 +979,27 @@ static void probes_poll_kick(void)
 	call_wakeup_new(0, &a);
 	call_switch(0, false, &idle_ts[0], TASK_RUNNING, false, &a);
 	call_wakeup_new(0, &b);
-	TU_EQ(psim_poll_timer.armed, 0);
-	TU_EQ(psim_poll_scheduled.counter, 0);
+	TU_EQ(psim_sys_triggers.poll_timer.armed, 0);
+	TU_EQ(psim_sys_triggers.poll_scheduled.counter, 0);
 	/* b goes to sleep: cpu some ends; then the key is on */
 	call_switch(0, false, &a, TASK_RUNNING, false, &b);
 	call_switch(0, false, &b, TASK_INTERRUPTIBLE, false, &a);
 	psim_poll_key.enabled = true;
 	shim_now += 1000;
 	call_wakeup(0, &b, true);
-	TU_EQ(psim_poll_timer.armed, 1);
-	TU_EQ(psim_poll_scheduled.counter, 1);
+	TU_EQ(psim_sys_triggers.poll_timer.armed, 1);
+	TU_EQ(psim_sys_triggers.poll_scheduled.counter, 1);
 	/* queued already: c adds to cpu some, no second queueing */
 	call_wakeup_new(0, &c);
-	TU_EQ(psim_poll_timer.armed, 1);
+	TU_EQ(psim_sys_triggers.poll_timer.armed, 1);
 	/* nobody watches io: io some on an idle CPU1 queues nothing */
-	psim_poll_scheduled.counter = 0;
-	psim_poll_states = BIT(PSIM_MEM_SOME);
+	psim_sys_triggers.poll_scheduled.counter = 0;
+	psim_sys_triggers.poll_states = BIT(PSIM_MEM_SOME);
 	call_switch(0, true, &a, TASK_RUNNING, false, &b);
 	call_switch(0, false, &b, TASK_UNINTERRUPTIBLE, true, &c);
-	TU_EQ(psim_poll_timer.armed, 1);
+	TU_EQ(psim_sys_triggers.poll_timer.armed, 1);
 	psim_poll_key.enabled = false;
-	psim_poll_states = 0;
+	psim_sys_triggers.poll_states = 0;
 	probes_stop();
 }
 

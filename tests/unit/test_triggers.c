@@ -47,6 +47,7 @@ struct tfile {
 	struct file f;
 	struct seq_file seq;
 	struct cred cred;
+	struct psim_trigger *t;	/* the file's trigger slot */
 };
 
 static void topen(struct tfile *tf, bool cap)
@@ -59,13 +60,14 @@ static void topen(struct tfile *tf, bool cap)
 
 static struct psim_trigger *trig(struct tfile *tf)
 {
-	return tf->seq.private;
+	return tf->t;
 }
 
 static ssize_t twrite(struct tfile *tf, const char *s, size_t n,
 		      enum psim_res res)
 {
-	return psim_trigger_write(&tf->f, (const char __user *)s, n, res);
+	return psim_trigger_write(&tf->f, (const char __user *)s, n, res, NULL,
+				  &tf->t);
 }
 
 /* What a write made. */
@@ -103,7 +105,7 @@ static int write_n(const char *s, size_t n, enum psim_res res, bool cap,
 		m->window_us = t->w.win.size / 1000;
 		m->agg = t->agg;
 	}
-	psim_trigger_release(&tf.f);
+	psim_trigger_release(&tf.t);
 	TU_CHECK(!trig(&tf), "\"%s\": still a trigger after the release", s);
 	return 0;
 }
@@ -398,7 +400,7 @@ static void trigger_write_errors(void)
 	TU_EQS(twrite(&tf, "some 150000 1000000\n", 20, PSIM_IO), -EBUSY);
 	TU_EQS(twrite(&tf, "bogus\n", 6, PSIM_IO), -EBUSY);
 	TU_EQ(trig(&tf)->w.state, PSIM_IO_SOME);
-	psim_trigger_release(&tf.f);
+	psim_trigger_release(&tf.t);
 	TU_EQ(shim_kmalloc_live, live);
 	/* a buffer that is not there */
 	shim_uaccess_fault = true;
@@ -418,15 +420,15 @@ static void trigger_write_errors(void)
 	TU_EQ(shim_kmalloc_live, live);
 	TU_EQ(shim_kthreads_live, 0);
 	TU_EQ(psim_poll_key.enabled, false);
-	TU_EQ(psim_poll_states, 0);
+	TU_EQ(psim_sys_triggers.poll_states, 0);
 	/* and the next one makes it */
 	topen(&tf, true);
 	TU_EQS(twrite(&tf, "some 150000 1000000\n", 20, PSIM_IO), 20);
 	TU_EQ(shim_kthreads_live, 1);
 	TU_EQ(psim_poll_key.enabled, true);
-	TU_EQ(psim_poll_states, BIT(PSIM_IO_SOME));
-	psim_trigger_release(&tf.f);
-	TU_EQ(psim_poll_states, 0);
+	TU_EQ(psim_sys_triggers.poll_states, BIT(PSIM_IO_SOME));
+	psim_trigger_release(&tf.t);
+	TU_EQ(psim_sys_triggers.poll_states, 0);
 	kmod_stop();
 	TU_EQ(shim_kthreads_live, 0);
 	TU_EQ(psim_poll_key.enabled, false);
@@ -446,20 +448,20 @@ static int fast_path_until(u64 end, struct tfile *tf, unsigned long *ev,
 {
 	int n = 0;
 
-	while (shim_timer_pending(&psim_poll_timer) && *runs < 10000) {
-		u64 due = jiffies_to_nsecs(psim_poll_timer.expires);
+	while (shim_timer_pending(&psim_sys_triggers.poll_timer) && *runs < 10000) {
+		u64 due = jiffies_to_nsecs(psim_sys_triggers.poll_timer.expires);
 
 		if (due < shim_now)
 			due = shim_now;
 		if (due > end)
 			break;
 		shim_now = due;
-		shim_timer_fire(&psim_poll_timer);
+		shim_timer_fire(&psim_sys_triggers.poll_timer);
 		/* it runs psim_poll_run() once and sleeps again */
 		TU_EQ(shim_kthread_run(psim_poll_task), 0);
 		(*runs)++;
 		*last_ms = (shim_now - T0) / MS;
-		if (psim_trigger_poll(&tf->f, NULL) & EPOLLPRI) {
+		if (psim_trigger_poll(&tf->t, &tf->f, NULL) & EPOLLPRI) {
 			if (n < max)
 				ev[n] = *last_ms;
 			n++;
@@ -495,22 +497,22 @@ static void trigger_fast_path(void)
 	TU_EQS(twrite(&tf, "some 100000 1000000\n", 20, PSIM_IO), 20);
 	TU_EQS(twrite(&tm, "some 100000 1000000\n", 20, PSIM_MEM), 20);
 	TU_EQ(psim_poll_key.enabled, true);
-	TU_EQ(psim_poll_states, BIT(PSIM_IO_SOME) | BIT(PSIM_MEM_SOME));
+	TU_EQ(psim_sys_triggers.poll_states, BIT(PSIM_IO_SOME) | BIT(PSIM_MEM_SOME));
 	/* the look at the start: nothing stalls, no more polling */
-	TU_EQ(shim_timer_pending(&psim_poll_timer), 1);
+	TU_EQ(shim_timer_pending(&psim_sys_triggers.poll_timer), 1);
 	n = fast_path_until(T0 + 50 * MS, &tf, ev, 8, &runs, &last);
 	TU_EQ(n, 0);
 	TU_EQ(runs, 1);
 	TU_EQ(last, 4);
-	TU_EQ(shim_timer_pending(&psim_poll_timer), 0);
+	TU_EQ(shim_timer_pending(&psim_sys_triggers.poll_timer), 0);
 	/* a task runs: nothing watched, no kick */
 	kmod_run(0, &ta);
-	TU_EQ(shim_timer_pending(&psim_poll_timer), 0);
+	TU_EQ(shim_timer_pending(&psim_sys_triggers.poll_timer), 0);
 
 	/* 50 ms of iowait from 100 ms: polled for a window, no event */
 	shim_now = T0 + 100 * MS;
 	kmod_sleep(0, true, NULL);
-	TU_EQ(shim_timer_pending(&psim_poll_timer), 1);
+	TU_EQ(shim_timer_pending(&psim_sys_triggers.poll_timer), 1);
 	n = fast_path_until(T0 + 150 * MS, &tf, ev, 8, &runs, &last);
 	kmod_run(0, &ta);
 	shim_now = T0 + 160 * MS;
@@ -521,7 +523,7 @@ static void trigger_fast_path(void)
 	/* 104, 208, .. 1248 ms: the first past 1 s after the last move */
 	TU_EQ(runs, 1 + 12);
 	TU_EQ(last, 1248);
-	TU_EQ(shim_timer_pending(&psim_poll_timer), 0);
+	TU_EQ(shim_timer_pending(&psim_sys_triggers.poll_timer), 0);
 
 	/* iowait from 3 s to 5.5 s */
 	kmod_run(0, &ta);
@@ -536,14 +538,14 @@ static void trigger_fast_path(void)
 	TU_EQ(ev[2], 5188);
 	TU_EQ(ev[3], 6228);	/* held from 5292 ms, after the stall */
 	TU_EQ(last, 6540);	/* polling ends a window after 5.5 s */
-	TU_EQ(shim_timer_pending(&psim_poll_timer), 0);
-	TU_EQ(psim_trigger_poll(&tm.f, NULL) & EPOLLPRI, 0);
+	TU_EQ(shim_timer_pending(&psim_sys_triggers.poll_timer), 0);
+	TU_EQ(psim_trigger_poll(&tm.t, &tm.f, NULL) & EPOLLPRI, 0);
 	psim_triggers_debug(&d);
 	TU_EQ(d.nr[PSIM_POLL], 2);
 	TU_EQ(d.events[PSIM_POLL], 4);
 	TU_EQ(d.poll_min_period, 100 * MS);
-	psim_trigger_release(&tf.f);
-	psim_trigger_release(&tm.f);
+	psim_trigger_release(&tf.t);
+	psim_trigger_release(&tm.t);
 	psim_triggers_debug(&d);
 	TU_EQ(d.nr[PSIM_POLL], 0);
 	TU_EQ(d.poll_states, 0);
@@ -575,14 +577,14 @@ static void trigger_avgs(void)
 	for (k = 1; k <= 4; k++) {
 		shim_now = T0 + k * PERIOD;
 		TU_EQ(kmod_work(1), 1);
-		TU_EQ(psim_trigger_poll(&tf.f, NULL) & EPOLLPRI,
+		TU_EQ(psim_trigger_poll(&tf.t, &tf.f, NULL) & EPOLLPRI,
 		      k == 1 || k == 3 ? EPOLLPRI : 0);
 	}
 	psim_triggers_debug(&d);
 	TU_EQ(d.events[PSIM_AVGS], 2);
 	TU_EQ(d.evals[PSIM_AVGS], 4);
 	TU_EQ(d.poll_runs, 0);
-	psim_trigger_release(&tf.f);
+	psim_trigger_release(&tf.t);
 	kmod_run(0, &ta);
 	kmod_stop();
 }
@@ -642,7 +644,7 @@ static __poll_t poller_add(struct poller *p, struct tfile *tf, bool epoll,
 	p->epoll = epoll;
 	p->stuck = stuck;
 	pollers[npollers++] = p;
-	return psim_trigger_poll(&tf->f, &p->pt);
+	return psim_trigger_poll(&tf->t, &tf->f, &p->pt);
 }
 
 /* the stuck select() returns at last: poll_freewait() */
@@ -667,7 +669,7 @@ static void pollers_run(unsigned int ms)
 		/* an epoll item detached by POLLFREE is gone: no more polls */
 		if (p->epoll && !p->queued)
 			continue;
-		p->again = psim_trigger_poll(&p->tf->f, NULL);
+		p->again = psim_trigger_poll(&p->tf->t, &p->tf->f, NULL);
 		p->repolled = true;
 		if (!p->epoll && p->queued) {
 			remove_wait_queue(p->wq, &p->e);
@@ -746,10 +748,10 @@ static void trigger_shutdown(void)
 	TU_EQ(shim_kmalloc_live, 1 + 2 * 4);
 
 	/* proc_remove() closes the files; the stuck one's queue stays */
-	psim_trigger_release(&ta_f.f);
-	psim_trigger_release(&tb_f.f);
-	psim_trigger_release(&tc_f.f);
-	psim_trigger_release(&td_f.f);
+	psim_trigger_release(&ta_f.t);
+	psim_trigger_release(&tb_f.t);
+	psim_trigger_release(&tc_f.t);
+	psim_trigger_release(&td_f.t);
 	TU_EQ(shim_kmalloc_live, 1 + 1);
 	kmod_stop();
 	TU_EQ(shim_kthreads_live, 0);
@@ -771,7 +773,7 @@ static void trigger_shutdown(void)
 	poller_return(&p2);
 	kmod_run(0, &ta);
 	psim_triggers_shutdown();
-	psim_trigger_release(&t2_f.f);
+	psim_trigger_release(&t2_f.t);
 	TU_EQ(shim_kmalloc_live, 1 + 1);
 	kmod_stop();
 
@@ -800,6 +802,109 @@ static void trigger_shutdown(void)
 	TU_EQ(shim_warnings, 0);
 }
 
+/*
+ * A cgroup's trigger set (psim_triggers_of()): made at the first trigger
+ * written to one of its group's files, apart from the system's; its
+ * unprivileged triggers evaluated on the group's totals, not the
+ * system's; its own shutdown (the cgroup's files going) wakes its
+ * pollers with the error and answers its writes ENODEV while the
+ * system's set goes on; a set made after that is born dead until the
+ * files come back; freed with its group; the module's stop covers it.
+ */
+static void trigger_cgroup_sets(void)
+{
+	static struct {
+		struct psim_cgroup g;
+		struct psim_cgroup_cpu *cpus[NR_CPUS];
+	} cgm;
+	u64 total[PSIM_NR_STATES - 1] = { 0 }, seen[PSIM_NR_STATES - 1] = { 0 };
+	struct psim_cgroup *cg = &cgm.g;
+	struct tfile ta_f, tb_f, tc_f, ts_f;
+	struct psim_triggers_debug d;
+	struct poller ps, pc;
+
+	shim_now = T0;
+	npollers = 0;
+	shim_msleep_hook = NULL;
+	memset(&cgm, 0, sizeof(cgm));
+	kmod_start();
+	topen(&ta_f, true);
+	topen(&tb_f, false);
+	topen(&tc_f, true);
+	topen(&ts_f, true);
+	TU_EQS(psim_trigger_write(&ta_f.f, "some 100000 1000000\n", 20,
+				  PSIM_CPU, cg, &ta_f.t), 20);
+	TU_CHECK(cg->trig && cg->trig != &psim_sys_triggers,
+		 "the group's set: %p", (void *)cg->trig);
+	if (TU_FAILED())
+		return;
+	TU_EQ(trig(&ta_f)->ts == cg->trig, 1);
+	TU_EQ(cg->trig->cg == cg, 1);
+	TU_EQ(cg->trig->poll_states, BIT(PSIM_CPU_SOME));
+	TU_EQ(psim_sys_triggers.poll_states, 0);
+	psim_triggers_debug(&d);
+	TU_EQ(d.sets, 1);
+	TU_EQ(d.nr[PSIM_POLL], 1);
+	/* an unprivileged one on the same group: its averaging */
+	TU_EQS(psim_trigger_write(&tb_f.f, "some 100000 2000000\n", 20,
+				  PSIM_MEM, cg, &tb_f.t), 20);
+	TU_EQ(trig(&tb_f)->agg, PSIM_AVGS);
+	TU_EQ(trig(&tb_f)->ts == cg->trig, 1);
+	psim_triggers_debug(&d);
+	TU_EQ(d.sets, 1);
+	total[PSIM_MEM_SOME] = 300 * MS;
+	shim_now += 2 * NSEC_PER_SEC;
+	psim_triggers_avgs_update(&psim_sys_triggers, shim_now, total, seen);
+	TU_EQ(psim_trigger_poll(&tb_f.t, &tb_f.f, NULL) & EPOLLPRI, 0);
+	psim_triggers_avgs_update(cg->trig, shim_now, total, seen);
+	TU_EQ(psim_trigger_poll(&tb_f.t, &tb_f.f, NULL) & EPOLLPRI, EPOLLPRI);
+
+	/* the cgroup's files go: its set alone */
+	TU_EQ(poller_add(&ps, &ta_f, false, false), DEFAULT_POLLMASK);
+	TU_EQS(twrite(&ts_f, "some 100000 1000000\n", 20, PSIM_IO), 20);
+	shim_msleep_hook = pollers_run;
+	psim_triggers_remove(cg);
+	shim_msleep_hook = NULL;
+	TU_EQ(ps.woken & (EPOLLERR | EPOLLPRI), EPOLLERR | EPOLLPRI);
+	TU_EQ(ps.again, DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI);
+	TU_EQ(ps.queued, 0);
+	TU_EQS(psim_trigger_write(&tc_f.f, "some 100000 1000000\n", 20,
+				  PSIM_IO, cg, &tc_f.t), -ENODEV);
+	TU_EQ(psim_trigger_poll(&ts_f.t, &ts_f.f, NULL), DEFAULT_POLLMASK);
+	/* procfs closes them; the group is freed with its set */
+	psim_trigger_release(&ta_f.t);
+	psim_trigger_release(&tb_f.t);
+	psim_triggers_free(cg->trig);
+	cg->trig = NULL;
+	psim_triggers_debug(&d);
+	TU_EQ(d.sets, 0);
+	TU_EQ(d.nr[PSIM_POLL], 1);	/* the system's */
+	/* a write racing with the files' removal: a set born dead */
+	TU_EQS(psim_trigger_write(&tc_f.f, "some 100000 1000000\n", 20,
+				  PSIM_IO, cg, &tc_f.t), -ENODEV);
+	TU_CHECK(cg->trig && cg->trig->dead, "a set born dead: %p",
+		 (void *)cg->trig);
+	/* the files made again: it takes triggers */
+	psim_triggers_revive(cg);
+	TU_EQS(psim_trigger_write(&tc_f.f, "some 100000 1000000\n", 20,
+				  PSIM_IO, cg, &tc_f.t), 20);
+	/* the module's stop: every set */
+	TU_EQ(poller_add(&pc, &tc_f, true, false), DEFAULT_POLLMASK);
+	shim_msleep_hook = pollers_run;
+	psim_triggers_shutdown();
+	shim_msleep_hook = NULL;
+	TU_EQ(pc.woken & (EPOLLERR | EPOLLPRI), EPOLLERR | EPOLLPRI);
+	TU_EQ(pc.queued, 0);
+	psim_trigger_release(&tc_f.t);
+	psim_trigger_release(&ts_f.t);
+	psim_triggers_free(cg->trig);
+	cg->trig = NULL;
+	kmod_stop();
+	psim_triggers_exit();
+	TU_EQ(shim_kmalloc_live, 0);
+	TU_EQ(shim_warnings, 0);
+}
+
 int main(void)
 {
 	TU_RUN(trigger_buffer);
@@ -816,6 +921,7 @@ int main(void)
 	TU_RUN(trigger_avgs);
 	/* the unload: last */
 	TU_RUN(trigger_shutdown);
+	TU_RUN(trigger_cgroup_sets);
 #else
 	TU_RUN(trigger_rules_5_10);
 #endif

@@ -304,9 +304,13 @@ int del_timer_sync(struct timer_list *t)
 	return was;
 }
 
+/* the timer is dead for good: its slot is free for another one */
 int timer_shutdown_sync(struct timer_list *t)
 {
-	return del_timer_sync(t);
+	int was = del_timer_sync(t);
+
+	shim_timers[shim_timer_slot(t, false)].t = NULL;
+	return was;
 }
 
 /* In softirq context: interrupts on, on the current CPU. */

@@ -39,6 +39,7 @@
 #define EINTR			4
 #define EFAULT			14
 #define EBUSY			16
+#define ENODEV			19
 #define EPERM			1
 
 #define min(a, b)		((a) < (b) ? (a) : (b))
@@ -71,6 +72,21 @@ static inline int atomic_read(const atomic_t *v)
 {
 	return v->counter;
 }
+
+/* the counters' atomics: single-threaded here, so plain arithmetic */
+typedef struct {
+	long counter;
+} atomic_long_t;
+typedef struct {
+	long long counter;
+} atomic64_t;
+#define atomic_long_inc(v)	((void)((v)->counter++))
+#define atomic_long_dec(v)	((void)((v)->counter--))
+#define atomic_long_set(v, n)	((void)((v)->counter = (n)))
+#define atomic_long_read(v)	((v)->counter)
+#define atomic64_add(n, v)	((void)((v)->counter += (n)))
+#define atomic64_set(v, n)	((void)((v)->counter = (n)))
+#define atomic64_read(v)	((v)->counter)
 
 static inline int atomic_cmpxchg(atomic_t *v, int o, int n)
 {
@@ -128,6 +144,7 @@ struct rw_semaphore {
 };
 
 #define DECLARE_RWSEM(n)	struct rw_semaphore n = { 0, false }
+#define init_rwsem(s)		((s)->readers = 0, (s)->writer = false)
 void shim_rwsem(struct rw_semaphore *s, bool write, bool lock,
 		const char *func);
 #define down_read(s)		shim_rwsem(s, false, true, __func__)

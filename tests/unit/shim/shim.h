@@ -358,6 +358,8 @@ struct timer_list {
 /* the tick count of the one clock, shim_now */
 #define jiffies			((unsigned long)(shim_now / (1000000000ULL / HZ)))
 
+#define from_timer(var, t, field)	container_of(t, __typeof__(*var), field)
+
 static inline int mod_timer(struct timer_list *t, unsigned long expires)
 {
 	t->expires = expires;

@@ -866,9 +866,8 @@ case_cgroup_acct() {
 # (read between two reads of the system-wide file); a group's are its
 # own, in the kernel's format (a non-root cpu full line its own), between
 # two reads of the debug view; owner and mode as the kernel's cgroup files
-# (0644, the cgroup's maker: root's, or a delegated owner's mkdir); a
-# write refused (EOPNOTSUPP, said in dmesg), poll at once with ERR and
-# PRI as the kernel's without a trigger; files gone at rmdir, a reader
+# (0644, the cgroup's maker: root's, or a delegated owner's mkdir); poll
+# at once with ERR and PRI as the kernel's without a trigger; files gone at rmdir, a reader
 # holding one open gets errors from then on (the default hierarchy
 # refuses renames: paths are fixed); a cgroup named after a pressure file
 # gets no files, said once; cgroups=0 takes the tree away.
@@ -930,12 +929,7 @@ case_cgroup_files() {
 	expect "files/a/deleg/memory.pressure mode and owner '$r', want '644 65534:65534'" [ "$r" = "644 65534:65534" ]
 	r=$(stat -c '%u:%g' $f/files/a/deleg 2>&1)
 	expect "files/a/deleg owner '$r', want 65534:65534" [ "$r" = "65534:65534" ]
-	# no triggers yet: a write refused with the reason; poll as the kernel's without one
-	m=$(dmesg_mark)
-	r=$(kit write $t "some 150000 1000000")
-	dmesg_since $m | grep 'take no triggers' >> $EXPECTED
-	expect "trigger write to files/a/b/cpu.pressure: '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
-	expect "a reason in dmesg for the refused write" eval 'dmesg_since $m | grep -q "take no triggers"'
+	# poll as the kernel's without a trigger (triggers: cgroup-trig)
 	r=$(kit poll $t 2000)
 	m=${r##* } m=${m%ms}
 	expect "poll files/a/b/cpu.pressure: '$r', want ERR and PRI at once" \

@@ -2,7 +2,7 @@
 # The module must refuse the default proc_dir (the kernel owns
 # /proc/pressure), load under proc_dir=psi_mod, and agree with the kernel.
 # The host reads the case list from the CASES= line below.
-CASES="eexist ns-load sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-cgroup sbs-unload dmesg"
+CASES="eexist ns-load sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-cgroup sbs-cgroup-trig sbs-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -631,6 +631,43 @@ case_sbs_cgroup() {
 	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
 }
 
+# Triggers on a cgroup's files beside the kernel's on the same cgroup
+# (cgroups=1): the pairs above, the kernel's file $CG/sbt/own/cpu.pressure
+# and psi_mod's <proc_dir>/cgroup/sbt/own/cpu.pressure, under 4 spinners
+# in that cgroup (two per vCPU) for 10 s, privileged far and near the
+# threshold and the cgroup's delegated owner's (uid 65534, whose mkdir
+# made it: its files on both sides are its own) unprivileged one: event
+# counts within 1, first events as close as the fast path's interval.
+case_sbs_cgroup_trig() {
+	local s=$CG/sbt r i K M
+	mod_loaded || { bad "module not loaded"; return; }
+	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
+	r=$(kit write $CGPARAM 1)
+	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
+	[ "$r" = ok ] || return
+	mkdir -p $s
+	chown 65534:65534 $s $s/cgroup.procs $s/cgroup.subtree_control
+	r=$(kit mkdiras 65534 $s/own)
+	expect "mkdir as uid 65534 in a cgroup delegated to it: $r" [ "$r" = ok ]
+	K=$s/own M=/proc/psi_mod/cgroup/sbt/own
+	for i in $(seq 50); do [ -e $M/cpu.pressure ] && break; sleep 0.1; done
+	expect "no $M/cpu.pressure" [ -e $M/cpu.pressure ]
+	r=$(stat -c '%U %a' $K/cpu.pressure $M/cpu.pressure | tr '\n' ' ')
+	expect "owners and modes of the two files: '$r', want the delegated user's, 644" [ "$r" = "nobody 644 nobody 644 " ]
+	pair_spec far cpu.pressure "some 100000 1000000"
+	pair_spec near cpu.pressure "some 800000 1000000"
+	pair_spec ufar -u 65534 cpu.pressure "some 200000 2000000"
+	snap $C/a $K/cpu.pressure
+	for i in 0 1 2 3; do cg_run $K $((i % 2)) 10; done
+	wait
+	snap $C/b $K/cpu.pressure
+	note "kernel's cgroup cpu some +$(snap_delta $C/a $C/b $K/cpu.pressure some)us in $(($(snap_t $C/b) - $(snap_t $C/a)))us"
+	pair_check
+	rmdir $K $s
+	r=$(kit write $CGPARAM 0)
+	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
+}
+
 run_case eexist 20 case_eexist
 run_case ns-load 90 case_ns_load
 run_case sbs-load 20 case_sbs_load
@@ -654,6 +691,7 @@ run_case thread-exec 90 case_thread_exec
 run_case store 60 case_store
 run_case sbs-memory 60 case_sbs_memory
 run_case sbs-cgroup 90 case_sbs_cgroup
+run_case sbs-cgroup-trig 40 case_sbs_cgroup_trig
 run_case sbs-unload 20 case_sbs_unload
 run_case dmesg 20 case_dmesg
 suite_end
