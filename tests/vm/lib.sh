@@ -165,8 +165,13 @@ make_disk() {
 #     at any static key flip: every load, unload and enable toggle.
 #   - PSI_QEMU: another qemu-system-x86_64 (a path), e.g. a newer release
 #     unpacked beside the system's to measure that hang.
+#   - pci=noacpi on the KASAN/lockdep kernel: under TCG its ACPI
+#     interpreter runs the firmware's _PRT (PCI interrupt routing) into
+#     the AML loop timeout (30 s) once per PCI device, and then routes
+#     nothing; the BIOS's routing table serves instead.
 qemu_cmd() {
 	local kver=$1 initrd=$2 disk=$3 psi=$4 extra=$5 res=$6 accel=${PSI_MOD_ACCEL:-tcg,thread=single}
+	case $kver in *-psimod-debug) extra="pci=noacpi $extra" ;; esac
 	# for tests/lib/int3watch.py to name a hung vCPU's site (Debian's stock
 	# image ships a placeholder map: then the address)
 	QEMU_SYSMAP=$(dirname "$(kernel_image "$kver")")/System.map-$kver
