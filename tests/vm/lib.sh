@@ -167,8 +167,9 @@ make_disk() {
 #     unpacked beside the system's to measure that hang.
 #   - pci=noacpi on the KASAN/lockdep kernel: under TCG its ACPI
 #     interpreter runs the firmware's _PRT (PCI interrupt routing) into
-#     the AML loop timeout (30 s) once per PCI device, and then routes
-#     nothing; the BIOS's routing table serves instead.
+#     AE_AML_LOOP_TIMEOUT for each PCI device, tens of seconds each, and
+#     then routes nothing (the devices are left without a GSI and work);
+#     with pci=noacpi it does not run _PRT.
 qemu_cmd() {
 	local kver=$1 initrd=$2 disk=$3 psi=$4 extra=$5 res=$6 accel=${PSI_MOD_ACCEL:-tcg,thread=single}
 	case $kver in *-psimod-debug) extra="pci=noacpi $extra" ;; esac
