@@ -287,7 +287,7 @@ struct psim_cgroup {
 	struct rcu_work free_work;
 	/*
 	 * Its files (psi_cgroup.c, "Files"): its directory under its
-	 * parent's, the name it was made with, and who made the cgroup.
+	 * parent's, the name it was made with.
 	 * dir and the flags under psim_cgroup_lock.
 	 */
 	struct proc_dir_entry *dir;
@@ -296,8 +296,6 @@ struct psim_cgroup {
 	bool removed;			/* its cgroup's rmdir */
 	bool freeing;			/* its cgroup's release */
 	bool no_files;			/* none could be made */
-	kuid_t uid;
-	kgid_t gid;
 	/*
 	 * Its files' triggers: made at the first, then until it is freed;
 	 * trig_gone: its files are going, a set made now is born dead

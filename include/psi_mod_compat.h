@@ -8,6 +8,8 @@
 
 #include <linux/version.h>
 #include <linux/sched.h>
+#include <linux/kernfs.h>
+#include <linux/uidgid.h>
 /*
  * 6.12's trace/events/sched.h pulls in linux/sched/numa_balancing.h, whose
  * prototypes name struct folio without declaring it: declared here, the
@@ -146,6 +148,31 @@ struct psim_cgroup;
 #define psim_cgroup_slot_get(cgrp)	((void)(cgrp), (struct psim_cgroup *)NULL)
 #define psim_cgroup_slot_set(cgrp, g)	((void)(cgrp), (void)(g))
 #endif
+
+/*
+ * The owner kernfs keeps for a node: in its iattrs, made at the first
+ * change of owner, mode or times (none: root's, as the inode kernfs
+ * would make). struct kernfs_iattrs is private to fs/kernfs
+ * (kernfs-internal.h); from 5.0 through 6.12 it opens with ia_uid and
+ * ia_gid, written under kernfs's own lock: a read without it sees the
+ * old owner or the new one, and a new iattrs starts zeroed (root's).
+ */
+struct psim_kernfs_iattrs_head {
+	kuid_t ia_uid;
+	kgid_t ia_gid;
+};
+
+static inline void psim_kernfs_owner(struct kernfs_node *kn, kuid_t *uid,
+				     kgid_t *gid)
+{
+	const struct psim_kernfs_iattrs_head *ia;
+
+	ia = (const void *)READ_ONCE(kn->iattr);
+	/* racy with a chown, which kernfs's lock orders: old or new */
+	*uid = ia ? data_race(ia->ia_uid) : GLOBAL_ROOT_UID;
+	/* the same */
+	*gid = ia ? data_race(ia->ia_gid) : GLOBAL_ROOT_GID;
+}
 
 /*
  * Whether the kernel's own PSI is on, from the kernel's state rather than

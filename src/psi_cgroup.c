@@ -47,7 +47,6 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/topology.h>
-#include <linux/cred.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <linux/workqueue.h>
@@ -149,8 +148,6 @@ static struct psim_cgroup *psim_cgroup_alloc(struct cgroup *cgrp)
 	g->id = cgroup_id(cgrp);
 	g->level = cgrp->level;
 	INIT_LIST_HEAD(&g->files);
-	g->uid = GLOBAL_ROOT_UID;
-	g->gid = GLOBAL_ROOT_GID;
 	return g;
 }
 
@@ -163,7 +160,7 @@ static struct psim_cgroup *psim_cgroup_alloc(struct cgroup *cgrp)
  * Returns false if @cgrp is left without a group (the groups made above
  * it stay).
  */
-static bool psim_cgroup_make(struct cgroup *cgrp, bool mkdir)
+static bool psim_cgroup_make(struct cgroup *cgrp)
 {
 	struct cgroup *c, *missing;
 	struct psim_cgroup *g;
@@ -198,15 +195,6 @@ static bool psim_cgroup_make(struct cgroup *cgrp, bool mkdir)
 			psim_cgroup_slot_set(missing, g);
 		psim_cgroups_nr++;
 		psim_cgroups_made++;
-		/*
-		 * Its files belong to whoever made it, as the kernel's
-		 * (cgroup_kn_set_ugid()): known at its mkdir only; those
-		 * of a cgroup adopted at the start are root's.
-		 */
-		if (mkdir && missing == cgrp) {
-			g->uid = current_fsuid();
-			g->gid = current_fsgid();
-		}
 		if (psim_cgroup_files_on)
 			psim_cgroup_files_queue(g);
 	}
@@ -269,7 +257,7 @@ static void psim_cgprobe_mkdir(void *data, struct cgroup *cgrp,
 		return;
 	spin_lock_irqsave(&psim_cgroup_lock, flags);
 	if (psim_cgroups_on)
-		psim_cgroup_make(cgrp, true);
+		psim_cgroup_make(cgrp);
 	spin_unlock_irqrestore(&psim_cgroup_lock, flags);
 }
 
@@ -327,7 +315,7 @@ static int psim_cgroup_adopt(void)
 		    (READ_ONCE(css->flags) & CSS_RELEASED))
 			continue;
 		spin_lock_irqsave(&psim_cgroup_lock, flags);
-		ok = psim_cgroup_make(css->cgroup, false);
+		ok = psim_cgroup_make(css->cgroup);
 		/* released since the test above: see the top of this file */
 		if (ok) {
 			struct psim_cgroup *g;
@@ -463,17 +451,47 @@ static struct proc_dir_entry *psim_cgroup_files_where(struct psim_cgroup *g)
 	return NULL;
 }
 
+/*
+ * Who the kernel's pressure files of the cgroup of @kn would belong to:
+ * whoever made the cgroup (cgroup_kn_set_ugid() at its mkdir gives its
+ * directory and every file in it the maker's fsuid and fsgid). The
+ * directory may have changed hands since (delegation chowns it, and
+ * cgroup.procs, cgroup.threads, cgroup.subtree_control, not the rest):
+ * cgroup.events, never delegated, keeps the maker's. Kernel state, for
+ * a cgroup made before the load as for one made since.
+ */
+static void psim_cgroup_owner(struct kernfs_node *kn, kuid_t *uid,
+			      kgid_t *gid)
+{
+	struct kernfs_node *ev = kernfs_find_and_get(kn, "cgroup.events");
+
+	*uid = GLOBAL_ROOT_UID;
+	*gid = GLOBAL_ROOT_GID;
+	if (ev) {
+		psim_kernfs_owner(ev, uid, gid);
+		kernfs_put(ev);
+	}
+}
+
 /* One group's turn: its files made, removed or moved; or it is freed. */
 static void psim_cgroup_files_one(struct psim_cgroup *g)
 {
 	struct proc_dir_entry *dir = NULL, *parent = NULL;
+	struct kernfs_node *kn = NULL;
 	char *name = NULL;
+	kuid_t uid;
+	kgid_t gid;
 
 	spin_lock_irq(&psim_cgroup_lock);
 	if (g->dir && !psim_cgroup_files_want(g))
 		dir = psim_cgroup_files_forget(g);
 	if (!g->dir && psim_cgroup_files_want(g))
 		parent = psim_cgroup_files_where(g);
+	/* not released (files_want): its directory's node is still there */
+	if (parent) {
+		kn = g->cgrp->kn;
+		kernfs_get(kn);
+	}
 	spin_unlock_irq(&psim_cgroup_lock);
 
 	/* its triggers' pollers let go before procfs closes their files */
@@ -481,10 +499,12 @@ static void psim_cgroup_files_one(struct psim_cgroup *g)
 		psim_triggers_remove(g);
 	proc_remove(dir);
 	if (parent) {
+		psim_cgroup_owner(kn, &uid, &gid);
+		kernfs_put(kn);
 		psim_triggers_revive(g);
 		name = kstrdup(psim_cgroup_name + 1, GFP_KERNEL);
-		dir = name ? psim_proc_cgroup_dir(name, parent, g, g->uid,
-						  g->gid) : NULL;
+		dir = name ? psim_proc_cgroup_dir(name, parent, g, uid, gid) :
+			     NULL;
 	}
 
 	spin_lock_irq(&psim_cgroup_lock);

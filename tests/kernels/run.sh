@@ -14,8 +14,8 @@
 #            apt-get install, purge); --no-dkms skips those two
 #   --smoke  (make check): fetch and build all, boot each but 6.1 (whose
 #            full suites the vm lane runs) with the short "smoke" suite
-#            (tests/kernels/guest/suite-smoke.sh: load, spin, io, unload,
-#            dmesg)
+#            (tests/kernels/guest/suite-smoke.sh: load, spin, io, irq, the
+#            cgroup tree, accounting and files, unload, dmesg)
 #   either way 5.10 and 6.12 boot once more with psi=1 for suite psi1's
 #            sbs-trig-abi: the trigger ABI against the kernel's own files,
 #            and 6.12 for the compare suite's io-read, nap and nap-cg: the

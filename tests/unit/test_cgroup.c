@@ -240,11 +240,17 @@ static void remake_hook(const char *name)
  */
 static void cgroup_files(void)
 {
+	/* the head of the kernel's struct kernfs_iattrs, as kernfs has it */
+	static struct { kuid_t uid; kgid_t gid; } maker = { { 65534 }, { 65534 } },
+		chowned = { { 65534 }, { 65534 } }, user = { { 1000 }, { 1000 } };
 	struct proc_dir_entry *top, *t, *d10, *d11, *d12, *d13;
 	int live = shim_proc_live;
 
 	cg_reset();
 	build_tree();
+	/* made by uid 65534 before the start, its directory chowned since */
+	cg[3].shim_events.iattr = &maker;
+	cg[4].shim_kn.iattr = &chowned;
 	TU_EQS(psim_cgroups_start(true, false), 0);
 	top = psim_proc_cgroup_dir("pressure", NULL, NULL, GLOBAL_ROOT_UID,
 				   GLOBAL_ROOT_GID);
@@ -260,10 +266,18 @@ static void cgroup_files(void)
 	TU_CHECK(d12 && shim_proc_group(d12) == psim_cgroup_lookup(&cg[2]),
 		 "a directory's group");
 	TU_EQ(shim_proc_live - live, 2 + 5);
-	/* a mkdir */
-	cg_mkdir(5, &cg[2]);
+	/* owners: the maker's, from cgroup.events, not the directory's */
+	TU_EQ(shim_proc_uid(d13), 65534);
+	TU_EQ(shim_proc_uid(cg_dir(d13, 4)), 0);
+	TU_EQ(shim_proc_uid(d12), 0);
+	/* a mkdir by uid 1000 */
+	shim_cgroup_add(&cg[5], &cg[2], 15);
+	cg[5].shim_events.iattr = &user;
+	cg_fire("cgroup_mkdir", &cg[5]);
 	TU_EQ(shim_plain_works_run(), 1);
 	TU_CHECK(cg_dir(d12, 5) != NULL, "no directory for a new cgroup");
+	TU_EQ(shim_proc_uid(cg_dir(d12, 5)), 1000);
+	TU_EQ(shim_kernfs_refs, 0);
 	/* a pressure file's name: no files, nor below it */
 	shim_cgroup_add(&cg[6], &cg[0], 16);
 	cg[6].shim_kn.shim_name = "memory.pressure";

@@ -2,9 +2,10 @@
 # kernel has PSI. The module loads (its files in the running kernel's
 # format), 4 spinners on 2 vCPUs give cpu pressure,
 # O_DIRECT reads give io pressure, the cgroup tree (cgroups=1) follows the
-# cgroup2 hierarchy, it unloads leaving nothing, dmesg is clean.
+# cgroup2 hierarchy with its files and their owners, it unloads leaving
+# nothing, dmesg is clean.
 # tests/kernels/run.sh adds this file to the harness's initramfs.
-CASES="load store spin io irq cgroups cgroup-acct unload dmesg"
+CASES="load store spin io irq cgroups cgroup-acct cgroup-files unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -65,6 +66,7 @@ run_case irq 30 case_smoke_irq
 CG_ROUNDS=50 CG_CYCLES=3
 run_case cgroups 120 case_cgroup_tree
 run_case cgroup-acct 60 case_cgroup_acct
+run_case cgroup-files 60 case_cgroup_files
 run_case unload 20 case_unload
 run_case dmesg 20 case_dmesg
 suite_end

@@ -466,6 +466,7 @@ struct proc_dir_entry {
 	char name[NAME_MAX + 1];
 	struct proc_dir_entry *parent;
 	void *group;
+	kuid_t uid;		/* its owner */
 	bool live;
 	struct proc_dir_entry *next;	/* every one made, for the lookups */
 };
@@ -483,7 +484,6 @@ struct proc_dir_entry *psim_proc_cgroup_dir(const char *name,
 {
 	struct proc_dir_entry *de;
 
-	(void)uid;
 	(void)gid;
 	/* another CPU's probes, while the work is in procfs */
 	if (shim_proc_hook)
@@ -500,6 +500,7 @@ struct proc_dir_entry *psim_proc_cgroup_dir(const char *name,
 	snprintf(de->name, sizeof(de->name), "%s", name);
 	de->parent = parent;
 	de->group = g;
+	de->uid = uid;
 	de->live = true;
 	de->next = shim_pdes;
 	shim_pdes = de;
@@ -555,6 +556,11 @@ void *shim_proc_group(struct proc_dir_entry *de)
 	return de->group;
 }
 
+unsigned int shim_proc_uid(struct proc_dir_entry *de)
+{
+	return de->uid.val;
+}
+
 /* ---- a cgroup hierarchy (linux/cgroup.h) ---- */
 struct cgroup_root cgrp_dfl_root = {
 	.cgrp = { .self = { .cgroup = &cgrp_dfl_root.cgrp },
@@ -570,6 +576,30 @@ int kernfs_path_from_node(struct kernfs_node *to, struct kernfs_node *from,
 	if (to->shim_name)
 		return snprintf(buf, buflen, "/%s", to->shim_name);
 	return snprintf(buf, buflen, "/cg%llu", (unsigned long long)to->id);
+}
+
+long shim_kernfs_refs;
+
+struct kernfs_node *kernfs_find_and_get(struct kernfs_node *kn,
+					const char *name)
+{
+	if (strcmp(name, "cgroup.events"))
+		shim_fail("a lookup of something else than cgroup.events");
+	if (kn->shim_events)
+		shim_kernfs_refs++;
+	return kn->shim_events;
+}
+
+void kernfs_get(struct kernfs_node *kn)
+{
+	(void)kn;
+	shim_kernfs_refs++;
+}
+
+void kernfs_put(struct kernfs_node *kn)
+{
+	(void)kn;
+	shim_kernfs_refs--;
 }
 void (*shim_css_walk_hook)(struct cgroup_subsys_state *next);
 
@@ -587,6 +617,8 @@ void shim_cgroup_add(struct cgroup *c, struct cgroup *parent, u64 id)
 	c->shim_kn.id = id;
 	c->shim_kn.parent = parent->kn;
 	c->kn = &c->shim_kn;
+	c->shim_kn.shim_events = &c->shim_events;
+	c->shim_events.parent = c->kn;
 	while (*pp)
 		pp = &(*pp)->next_sibling;
 	*pp = &c->self;

@@ -471,6 +471,7 @@ extern void (*shim_proc_hook)(const char *name);
 struct proc_dir_entry *shim_proc_find(struct proc_dir_entry *parent,
 				      const char *name);
 void *shim_proc_group(struct proc_dir_entry *de);	/* its group */
+unsigned int shim_proc_uid(struct proc_dir_entry *de);	/* its owner */
 
 /* ---- files and credentials ---- */
 typedef struct { unsigned int val; } kuid_t;

@@ -875,8 +875,20 @@ case_cgroup_files() {
 	local s=$CG/files f m r x y z t n
 	mod_loaded || { bad "module not loaded"; return; }
 	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
-	uname -v | grep -q PREEMPT_RT && { note "PREEMPT_RT: no cgroups=1"; return; }
+	if uname -v | grep -q PREEMPT_RT; then
+		m=$(dmesg_mark)
+		r=$(kit write $CGPARAM 1)
+		dmesg_since $m | grep 'cgroups=1' >> $EXPECTED
+		expect "PREEMPT_RT: cgroups=1 at runtime '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
+		expect "PREEMPT_RT: $PSI_DIR/cgroup there without the groups" [ ! -e $PSI_DIR/cgroup ]
+		return
+	fi
 	mkdir -p $s/a/b
+	# before the groups: a cgroup delegated (chowned) after root made
+	# it, and one its delegate made in it
+	chown 65534:65534 $s/a $s/a/cgroup.procs $s/a/cgroup.subtree_control
+	r=$(kit mkdiras 65534 $s/a/pre)
+	expect "mkdir as uid 65534 in a cgroup delegated to it: $r" [ "$r" = ok ]
 	r=$(kit write $CGPARAM 1)
 	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
 	[ "$r" = ok ] || return
@@ -918,10 +930,14 @@ case_cgroup_files() {
 		expect "files/a/b cpu full total ${x:-?} with two spinners on one CPU, want > 0" [ "${x:-0}" -gt 0 ]
 	fi
 	bg_kill
-	# owners and modes
+	# owners and modes: the cgroup's maker's, as the kernel's files
 	r=$(stat -c '%a %u:%g' $t)
 	expect "files/a/b/cpu.pressure mode and owner '$r', want '644 0:0'" [ "$r" = "644 0:0" ]
-	chown 65534:65534 $s/a $s/a/cgroup.procs $s/a/cgroup.subtree_control
+	r=$(stat -c '%u:%g' $f/files/a/io.pressure 2>&1)
+	expect "files/a/io.pressure owner '$r', want 0:0 (made by root, chowned since)" [ "$r" = "0:0" ]
+	r=$(stat -c '%a %u:%g' $f/files/a/pre/memory.pressure 2>&1)
+	expect "files/a/pre/memory.pressure mode and owner '$r', want '644 65534:65534' (made by uid 65534 before the groups)" \
+		[ "$r" = "644 65534:65534" ]
 	r=$(kit mkdiras 65534 $s/a/deleg)
 	expect "mkdir as uid 65534 in a cgroup delegated to it: $r" [ "$r" = ok ]
 	cg_files_wait
@@ -950,18 +966,24 @@ case_cgroup_files() {
 	# the default hierarchy refuses a rename: the paths stay
 	r=$(mv $s/a $s/a2 2>&1 && echo renamed)
 	expect "rename of a cgroup2 cgroup: '$r', want it refused" [ "${r%renamed}" = "$r" ]
-	# a reader holding a file open across its cgroup's rmdir
+	# a reader, and a writer, holding a file open across its cgroup's rmdir
+	rm -f $C/go
 	kit hold $f/files/a/b/io.pressure 4 > $C/hold &
 	x=$!
+	trig late $f/files/a/b/cpu.pressure 'some 100000 1000000\n' $C/go > $C/late &
+	y=$!
 	sleep 1
 	rmdir $s/a/b
 	expect "after rmdir: $(cg_files_diff | head -4 | tr '\n' ' ')" cg_files_wait
-	wait $x
+	touch $C/go
+	wait $x $y
 	r=$(cat $C/hold)
 	expect "a reader across the rmdir: '$r', want good reads, then errors" \
 		eval 'echo "$r" | grep -Eq "hold: [1-9][0-9]* good reads, 0 empty, [1-9][0-9]* errors"'
 	note "reader across the rmdir: $r"
-	rmdir $s/a/deleg $s/a $s
+	r=$(cat $C/late)
+	expect "a trigger written after the rmdir on a file opened before: '$r', want procfs's EIO" [ "$r" = EIO ]
+	rmdir $s/a/deleg $s/a/pre $s/a $s
 	cg_check "the case's cgroups removed"
 	m=$(dmesg_mark)
 	r=$(kit write $CGPARAM 0)

@@ -13,6 +13,10 @@
 //                          prints "ok" or the errno name
 //   twice FILE STR1 STR2   two writes on the same descriptor: "R1 R2"
 //   ro FILE STR            open O_RDONLY and write STR: the errno name
+//   late FILE STR GO       open O_RDWR, wait (up to 60 s) until the file GO
+//                          exists, then one write() of STR: the errno name,
+//                          or "nogo" if GO never came; a write on a
+//                          descriptor opened before its file went
 //   watch FILE STR SECS MODE
 //                          write the trigger, then wait for events for SECS
 //                          with MODE poll, epoll or select (exceptfds);
@@ -423,6 +427,19 @@ int main(int argc, char **argv)
 		printf("%s\n", ename(wr(fd, argv[3], -1)));
 		return 0;
 	}
+	if (argc == 5 && !strcmp(argv[1], "late")) {
+		int fd = open_file(argv[2], O_RDWR);
+		int i;
+
+		for (i = 0; i < 6000 && access(argv[4], F_OK); i++)
+			usleep(10000);
+		if (i == 6000) {
+			printf("nogo\n");
+			return 0;
+		}
+		printf("%s\n", ename(wr(fd, argv[3], -1)));
+		return 0;
+	}
 	if (argc == 6 && !strcmp(argv[1], "watch"))
 		return do_watch(argv[2], argv[3], atof(argv[4]), argv[5]);
 	if (argc == 6 && !strcmp(argv[1], "wait"))
@@ -433,6 +450,6 @@ int main(int argc, char **argv)
 		return do_many(argv[2], argv[3], atol(argv[4]), atof(argv[5]));
 	if (argc == 5 && !strcmp(argv[1], "cycle"))
 		return do_cycle(argv[2], argv[3], atol(argv[4]));
-	fprintf(stderr, "usage: trig [-u UID] [-U UID] [-w] write FILE STR [LEN] | twice FILE S1 S2 | ro FILE STR | watch FILE STR SECS MODE | wait FILE STR SECS MODE | pair KFILE MFILE STR SECS | many FILE STR N SECS | cycle FILE STR N\n");
+	fprintf(stderr, "usage: trig [-u UID] [-U UID] [-w] write FILE STR [LEN] | twice FILE S1 S2 | ro FILE STR | late FILE STR GO | watch FILE STR SECS MODE | wait FILE STR SECS MODE | pair KFILE MFILE STR SECS | many FILE STR N SECS | cycle FILE STR N\n");
 	return 2;
 }

@@ -34,18 +34,26 @@ struct psi_group;
 /* a cgroup's directory: its name is "cg<id>" unless the test names it */
 struct kernfs_node {
 	struct kernfs_node *parent;
+	void *iattr;		/* the kernel's: its owner once set, or NULL */
 	u64 id;
 	const char *shim_name;
+	struct kernfs_node *shim_events;	/* its cgroup.events */
 };
 
 /* "/<name>": @to's path from its parent, the only use psi_mod has */
 int kernfs_path_from_node(struct kernfs_node *to, struct kernfs_node *from,
 			  char *buf, size_t buflen);
+/* a cgroup directory's cgroup.events (the only name looked up) */
+struct kernfs_node *kernfs_find_and_get(struct kernfs_node *kn,
+					const char *name);
+extern long shim_kernfs_refs;	/* kernfs_get() and found, less kernfs_put() */
+void kernfs_get(struct kernfs_node *kn);
+void kernfs_put(struct kernfs_node *kn);
 
 struct cgroup {
 	struct cgroup_subsys_state self;
 	struct kernfs_node *kn;
-	struct kernfs_node shim_kn;
+	struct kernfs_node shim_kn, shim_events;
 	struct cgroup_root *root;
 	int level;
 	u64 id;
