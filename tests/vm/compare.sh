@@ -24,7 +24,8 @@
 #       and always psi_mod within 1.0 of the warm-up of the kernel's own
 #       periods since the load
 #   --short  the make check subset (cpu-4, hackbench, io-read,
-#            io-throttled, mem-zram, mixed, hotplug; 10 s each); durations
+#            io-throttled, mem-zram, mixed, cgroup-iomem, hotplug; 10 s
+#            each); durations
 #            of both in tests/README.md. In the cases where
 #            tasks sleep and wake all the time (WAKER_CASES in the guest suite),
 #            cpu some may exceed the target and io fall short of it by up to
@@ -60,7 +61,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 if [ $short = 1 ]; then
-	only=${only:-cpu-4,hackbench,io-read,io-throttled,mem-zram,mixed,hotplug}
+	only=${only:-cpu-4,hackbench,io-read,io-throttled,mem-zram,mixed,cgroup-iomem,hotplug}
 	dur=${dur:-10}
 fi
 dur=${dur:-20}

@@ -757,16 +757,27 @@ cg_run() {
 		cg_run "$1" "$2" "$3" &
 	echo $! >> $C/pids
 }
+# cg_clock_dir RES:STATE: clock_dir for a cgroup below the root. cpu full
+# is real there: a group's tasks runnable and none running, ended by a
+# switch to one of them, at psi_mod's clock read after the kernel's, as
+# cpu some (a task alone in its cgroup: its some and full are the same).
+# memory full of a group that holds other tasks than the stalled one
+# begins when the last of them running on that CPU blocks, at its switch,
+# read later as the start of an io stall is.
+cg_clock_dir() {
+	case $1 in cpu:full) echo 1 ;; memory:full) echo -1 ;; *) clock_dir $1 ;; esac
+}
 # cg_sbs A B WALL WAKEUPS LABEL DIR...: each DIR's cpu, io and memory
 # totals, kernel (DIR/RES.pressure) against psi_mod, between the snapshots
 # A and B (or from zero if DIR is not in A: made between them), within
 # the accuracy target (total_verdict); the cgroup's depth adds
-# CLOCK_ORDER_LEVEL_US per wakeup and level to the clock-read allowance
+# CLOCK_ORDER_LEVEL_US per wakeup and level to the clock-read allowance;
+# noted per DIR: the totals of the resources in CG_SBS_NOTE (default cpu)
 cg_sbs() {
-	local a=$1 b=$2 wall=$3 wk=$4 label=$5 d r k kf mf dk dm lvl v cpu
+	local a=$1 b=$2 wall=$3 wk=$4 label=$5 d r k kf mf dk dm lvl v sum
 	shift 5
 	for d in "$@"; do
-		cpu=
+		sum=
 		lvl=$(echo "${d#$CG/}" | awk -F/ '{ print NF }')
 		for r in cpu io memory; do
 			kf=$d/$r.pressure mf=$(cg_file $d $r)
@@ -783,14 +794,69 @@ cg_sbs() {
 					continue
 				fi
 				v=$(CLOCK_ORDER_US=$((CLOCK_ORDER_US + lvl * CLOCK_ORDER_LEVEL_US)) \
-					total_verdict "$dk" "$dm" "$wall" "$wk" "$(clock_dir $r:$k)")
+					total_verdict "$dk" "$dm" "$wall" "$wk" "$(cg_clock_dir $r:$k)")
 				expect "$label ${d#$CG/} $r $k: psi_mod +${dm}us vs kernel +${dk}us in ${wall}us (target ${v#* }us, $wk wakeups, depth $lvl)" \
 					[ "${v%% *}" != MISS ]
-				[ $r != cpu ] || cpu="$cpu $k kernel+${dk}us psi_mod+${dm}us"
+				case " ${CG_SBS_NOTE:-cpu} " in
+				*" $r "*) sum="$sum $r $k kernel+${dk}us psi_mod+${dm}us" ;;
+				esac
 			done
 		done
-		note "$label ${d#$CG/}: cpu$cpu"
+		note "$label ${d#$CG/}:$sum"
 	done
+}
+
+
+# io and memory per cgroup beside the kernel's (psi=1, cgroups=1 at
+# runtime): an O_DIRECT reader pinned to CPU 1 two levels down (io/r), a
+# hog over its memory.high two levels down in a sibling subtree (mem/hog:
+# its reclaim, and the penalty it sleeps over the limit, are memory stalls
+# charged to that cgroup), a spinner on CPU 0 in a third (cpu); every
+# group's cpu, io and memory totals against the kernel's cgroup files over
+# the reader's 10 s (cg_sbs). The compare suite runs it, alone on the host:
+# psi_mod's and the kernel's clock reads are microseconds apart, and a
+# host that deschedules a vCPU between them stretches that gap.
+case_cgroup_iomem() {
+	local s=$CG/sbm d r wall ca cb p files dk
+	mod_loaded || { bad "module not loaded"; return; }
+	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
+	grep -qw memory $CG/cgroup.controllers ||
+		{ bad "this kernel has no memory controller: no memory stall in a cgroup"; return; }
+	r=$(kit write $CGPARAM 1)
+	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
+	[ "$r" = ok ] || return
+	mkdir -p $s/io/r $s/mem $s/cpu
+	r=$({ echo +memory > $CG/cgroup.subtree_control &&
+		echo +memory > $s/cgroup.subtree_control &&
+		echo +memory > $s/mem/cgroup.subtree_control &&
+		mkdir $s/mem/hog && echo 8M > $s/mem/hog/memory.high; } 2>&1)
+	expect "memory.high 8M two levels down: $r" [ "$(cat $s/mem/hog/memory.high 2>&1)" = 8388608 ]
+	files=
+	for d in $s $s/io $s/io/r $s/mem $s/mem/hog $s/cpu; do
+		files="$files $d/cpu.pressure $d/io.pressure $d/memory.pressure"
+	done
+	cg_snap $C/a $files
+	ca=$(ctxt)
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec memhog 64 600' hog $s/mem/hog > /dev/null 2>&1 &
+	echo $! >> $C/pids
+	cg_run $s/cpu 0 12
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec taskset -c 1 dio read "$2" 10' dio $s/io/r $DISK > $C/dio 2>&1 &
+	p=$!
+	wait $p
+	cg_snap $C/b $files
+	cb=$(ctxt)
+	bg_kill
+	wall=$(($(snap_t $C/b) - $(snap_t $C/a)))
+	dk=$(snap_delta $C/a $C/b $s/io/r/io.pressure some)
+	expect "kernel's io/r io some grew ${dk}us: no io stall ($(cat $C/dio))" igt "${dk:-0}" 0
+	dk=$(snap_delta $C/a $C/b $s/mem/hog/memory.pressure some)
+	expect "kernel's mem/hog memory some grew ${dk}us: no memory stall" igt "${dk:-0}" 0
+	CG_SBS_NOTE="io memory" cg_sbs $C/a $C/b $wall $(((cb - ca) / 2)) iomem \
+		$s $s/io $s/io/r $s/mem $s/mem/hog $s/cpu
+	note "$(cat $C/dio)"
+	rmdir $s/mem/hog $s/mem $s/io/r $s/io $s/cpu $s
+	r=$(kit write $CGPARAM 0)
+	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
 }
 
 # Per-cgroup pressure under a known load (cgroups=1 at runtime; on this

@@ -14,7 +14,7 @@
 # psi_mod so that its 2 s fold grid falls on the kernel's (see case_align
 # and docs/accuracy.md: with grids 1 s apart, a 100% -> 0% step alone
 # shows as 18 points of avg10 for up to 1 s).
-CASES="align cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-busy0 io-read-free nap nap-cg io-write io-fsync io-throttled mem-zram mem-pagecache mem-compact mixed midload midload-warmup hotplug dmesg"
+CASES="align cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-busy0 io-read-free nap nap-cg io-write io-fsync io-throttled mem-zram mem-pagecache mem-compact mixed cgroup-iomem midload midload-warmup hotplug dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -536,6 +536,7 @@ for c in cpu-1 cpu-2 cpu-3 cpu-4 cpu-6 cpu-mix hackbench io-read io-read-busy0 i
 	io-throttled mem-zram mem-pagecache mem-compact mixed; do
 	runw $c
 done
+run_case cgroup-iomem 60 case_cgroup_iomem
 CASE=midload; run_case midload $((DUR + 180)) case_midload
 CASE=midload-warmup; run_case midload-warmup $((DUR + 180)) case_midload_warmup
 CASE=hotplug; run_case hotplug 200 case_hotplug
