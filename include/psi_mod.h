@@ -188,6 +188,9 @@ void psim_triggers_exit(void);
 ssize_t psim_trigger_write(struct file *file, const char __user *buf,
 			   size_t nbytes, enum psim_res res,
 			   struct psim_cgroup *cg, struct psim_trigger **slot);
+ssize_t psim_trigger_write_top(struct file *file, const char __user *buf,
+			       size_t nbytes, enum psim_res res,
+			       struct psim_trigger **slot);
 __poll_t psim_trigger_poll(struct psim_trigger **slot,
 			   struct file *file, struct poll_table_struct *wait);
 void psim_trigger_release(struct psim_trigger **slot);

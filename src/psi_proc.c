@@ -420,19 +420,17 @@ static int psim_cgroup_pressure_show(struct seq_file *m, enum psim_res res)
 }
 
 /*
- * A trigger on a cgroup's file goes into its group's set. The top's
- * files (the root cgroup's) take none: their triggers would be the
- * system's, which outlive the tree (cgroups=0), and closing them with the
- * tree could not wait for their pollers alone; the system-wide files in
- * <proc_dir> take them.
+ * A trigger on a cgroup's file goes into its group's set; on a top file
+ * (the root cgroup's) into the system's, as the kernel's root cgroup
+ * files share psi_system's, marked to go with the tree.
  */
 static ssize_t psim_cgroup_write(struct file *file, const char __user *buf,
 				 size_t nbytes, enum psim_res res)
 {
-	if (!psim_pfile(file)->g) {
-		pr_warn_once("the cgroup tree's top files take no triggers; write them to the system-wide files in <proc_dir>\n");
-		return -EOPNOTSUPP;
-	}
+	struct psim_pfile *pf = psim_pfile(file);
+
+	if (!pf->g)
+		return psim_trigger_write_top(file, buf, nbytes, res, &pf->t);
 	return psim_pfile_write(file, buf, nbytes, res);
 }
 

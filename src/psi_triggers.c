@@ -103,6 +103,8 @@ struct psim_trigger {
 	bool told;			/* a poll saw the shutdown */
 	bool had_waiters;		/* someone slept here at shutdown */
 	bool parked;			/* its queue outlives it */
+	bool top;			/* written to a top file of the cgroup tree */
+	bool dead;			/* ... shut down with the tree */
 	struct psim_waitq *wq;
 	struct psim_triggers *ts;	/* its file's set */
 };
@@ -138,6 +140,14 @@ static DEFINE_MUTEX(psim_sets_lock);
  */
 static bool psim_trig_dead;
 static bool psim_groups_dead;
+/*
+ * The triggers of the cgroup tree's top files are the system's (the root
+ * cgroup's pressure is the system's), each marked top; they go with the
+ * tree, the rest of the system's set stays. Set with psim_groups_dead,
+ * under sets_lock and the system set's rwsem: a top trigger written now
+ * is refused.
+ */
+static bool psim_top_dead;
 
 /* Read by the probes (psim_poll_kick()). */
 DEFINE_STATIC_KEY_FALSE(psim_poll_key);
@@ -530,11 +540,13 @@ static struct psim_waitq *psim_waitq_alloc(void)
  * the same sscanf() formats. The privilege is the opener's (f_cred): a
  * privileged opener may hand the descriptor to anyone. The trigger goes
  * into *@slot (the file's, under the seq_file's lock) and into the set of
- * group @cg (NULL: the system's).
+ * group @cg (NULL: the system's), @top if written to a top file of the
+ * cgroup tree.
  */
-ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
-			   size_t nbytes, enum psim_res res,
-			   struct psim_cgroup *cg, struct psim_trigger **slot)
+static ssize_t psim_trigger_create(struct file *file, const char __user *ubuf,
+				   size_t nbytes, enum psim_res res,
+				   struct psim_cgroup *cg, bool top,
+				   struct psim_trigger **slot)
 {
 	struct seq_file *seq = file->private_data;
 	size_t len = psim_trigger_copy_len(nbytes);
@@ -586,14 +598,15 @@ ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
 	psim_trigger_init(&t->w, state, threshold_us, window_us, 0, 0);
 	t->agg = privileged ? PSIM_POLL : PSIM_AVGS;
 	t->ts = ts;
+	t->top = top;
 
 	down_read(&ts->rwsem);
-	if (ts->dead) {
+	if (ts->dead || (top && psim_top_dead)) {
 		/*
 		 * The files are going away: as procfs answers after that, or
 		 * the kernel's file of a removed cgroup
 		 */
-		ret = ts->dead_errno;
+		ret = ts->dead ? ts->dead_errno : -ENODEV;
 		up_read(&ts->rwsem);
 		kfree(t->wq);
 		kfree(t);
@@ -614,6 +627,21 @@ out:
 	return ret;
 }
 
+ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
+			   size_t nbytes, enum psim_res res,
+			   struct psim_cgroup *cg, struct psim_trigger **slot)
+{
+	return psim_trigger_create(file, ubuf, nbytes, res, cg, false, slot);
+}
+
+/* ... to a top file of the cgroup tree: the system's set, marked top */
+ssize_t psim_trigger_write_top(struct file *file, const char __user *ubuf,
+			       size_t nbytes, enum psim_res res,
+			       struct psim_trigger **slot)
+{
+	return psim_trigger_create(file, ubuf, nbytes, res, NULL, true, slot);
+}
+
 /*
  * poll() as the kernel's psi_trigger_poll(): without a trigger at once
  * DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI; with one, EPOLLPRI once per
@@ -631,7 +659,7 @@ __poll_t psim_trigger_poll(struct psim_trigger **slot, struct file *file,
 	if (!t)
 		return ret | EPOLLERR | EPOLLPRI;
 	down_read(&t->ts->rwsem);
-	if (t->ts->dead) {
+	if (t->ts->dead || t->dead) {
 		WRITE_ONCE(t->told, true);
 		ret |= EPOLLERR | EPOLLPRI;
 		goto out;
@@ -664,8 +692,9 @@ void psim_trigger_release(struct psim_trigger **slot)
 }
 
 /*
- * Which sets a shutdown or a walk covers: @one alone, or every set (the
- * module's stop; @groups: the cgroups' sets only).
+ * Which triggers a shutdown or a walk covers: @one's set alone, or every
+ * set (the module's stop), or the cgroup tree's (@groups: the cgroups'
+ * sets and the system's top triggers).
  */
 struct psim_scope {
 	struct psim_triggers *one;
@@ -676,11 +705,20 @@ static bool psim_in_scope(const struct psim_scope *sc, struct psim_triggers *ts)
 {
 	if (sc->one)
 		return ts == sc->one;
-	return !sc->groups || ts->cg;
+	return true;
 }
 
-/* Run @fn on every trigger of @ts, under its list locks. */
-static void psim_set_each(struct psim_triggers *ts,
+/* The set's triggers in @sc: the system's set holds the tree's top ones */
+static bool psim_trigger_in_scope(const struct psim_scope *sc,
+				  struct psim_triggers *ts,
+				  struct psim_trigger *t)
+{
+	return !sc->groups || ts->cg || t->top;
+}
+
+/* Run @fn on every trigger of @ts in @sc, under its list locks. */
+static void psim_set_each(const struct psim_scope *sc,
+			  struct psim_triggers *ts,
 			  void (*fn)(struct psim_trigger *t, void *arg),
 			  void *arg)
 {
@@ -688,11 +726,13 @@ static void psim_set_each(struct psim_triggers *ts,
 
 	mutex_lock(&ts->avg_lock);
 	list_for_each_entry(t, &ts->avg_triggers, node)
-		fn(t, arg);
+		if (psim_trigger_in_scope(sc, ts, t))
+			fn(t, arg);
 	mutex_unlock(&ts->avg_lock);
 	mutex_lock(&ts->poll_lock);
 	list_for_each_entry(t, &ts->poll_triggers, node)
-		fn(t, arg);
+		if (psim_trigger_in_scope(sc, ts, t))
+			fn(t, arg);
 	mutex_unlock(&ts->poll_lock);
 }
 
@@ -704,13 +744,13 @@ static void psim_triggers_each(const struct psim_scope *sc,
 	struct psim_triggers *ts;
 
 	if (sc->one) {
-		psim_set_each(sc->one, fn, arg);
+		psim_set_each(sc, sc->one, fn, arg);
 		return;
 	}
 	mutex_lock(&psim_sets_lock);
 	list_for_each_entry(ts, &psim_sets, sets)
 		if (psim_in_scope(sc, ts))
-			psim_set_each(ts, fn, arg);
+			psim_set_each(sc, ts, fn, arg);
 	mutex_unlock(&psim_sets_lock);
 }
 
@@ -804,10 +844,25 @@ static unsigned long psim_reap_parked(void)
 	return busy;
 }
 
-static void psim_set_dead(struct psim_triggers *ts)
+static void psim_trigger_kill(struct psim_trigger *t, void *arg)
+{
+	t->dead = true;
+}
+
+/*
+ * @ts's triggers in @sc dead: the whole set, or in the system's set at
+ * the tree's going its top triggers and those written from now on. Polls
+ * and writes look under the rwsem.
+ */
+static void psim_set_dead(const struct psim_scope *sc, struct psim_triggers *ts)
 {
 	down_write(&ts->rwsem);
-	ts->dead = true;
+	if (sc->groups && !ts->cg) {
+		psim_top_dead = true;
+		psim_set_each(sc, ts, psim_trigger_kill, NULL);
+	} else {
+		ts->dead = true;
+	}
 	up_write(&ts->rwsem);
 }
 
@@ -829,7 +884,7 @@ static void psim_shutdown(const struct psim_scope *sc)
 		psim_trig_dead = true;	/* and every set made from now on */
 	list_for_each_entry(ts, &psim_sets, sets)
 		if (psim_in_scope(sc, ts))
-			psim_set_dead(ts);
+			psim_set_dead(sc, ts);
 	mutex_unlock(&psim_sets_lock);
 	/* every poll from here on answers EPOLLERR | EPOLLPRI and adds nothing */
 	psim_triggers_each(sc, psim_wake_dead, NULL);
@@ -924,6 +979,9 @@ void psim_triggers_revive_groups(void)
 {
 	mutex_lock(&psim_sets_lock);
 	psim_groups_dead = false;
+	down_write(&psim_sys_triggers.rwsem);
+	psim_top_dead = false;
+	up_write(&psim_sys_triggers.rwsem);
 	mutex_unlock(&psim_sets_lock);
 }
 

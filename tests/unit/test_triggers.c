@@ -802,6 +802,80 @@ static void trigger_shutdown(void)
 	TU_EQ(shim_warnings, 0);
 }
 
+
+/*
+ * The cgroup tree's top files: their triggers are the system's set's, and
+ * go with the tree (psim_triggers_remove_groups()) while the system-wide
+ * files' stay: a poller of each, the top's woken with EPOLLERR, the
+ * other left asleep; a top write then ENODEV, a system-wide one still
+ * taken; the tree back, a top write taken again; the stop takes the rest.
+ */
+static void trigger_top_files(void)
+{
+	struct tfile tt_f, ts_f, tn_f, tr_f;
+	struct poller pt, ps;
+
+	shim_now = T0;
+	npollers = 0;
+	shim_msleep_hook = NULL;
+	kmod_start();
+	psim_triggers_revive_groups();
+	topen(&tt_f, true);
+	topen(&ts_f, true);
+	topen(&tn_f, true);
+	topen(&tr_f, false);
+	TU_EQS(psim_trigger_write_top(&tt_f.f, "some 100000 1000000\n", 20,
+				      PSIM_CPU, &tt_f.t), 20);
+	TU_CHECK(tt_f.t && trig(&tt_f)->ts == &psim_sys_triggers,
+		 "a top trigger outside the system's set");
+	if (TU_FAILED())
+		return;
+	TU_EQS(twrite(&ts_f, "some 100000 1000000\n", 20, PSIM_CPU), 20);
+	TU_EQ(psim_sys_triggers.poll_nr[PSIM_CPU_SOME], 2);
+	/* unprivileged, on the averaging: the same set */
+	TU_EQS(psim_trigger_write_top(&tr_f.f, "some 100000 2000000\n", 20,
+				      PSIM_MEM, &tr_f.t), 20);
+	TU_EQ(trig(&tr_f)->agg, PSIM_AVGS);
+	/* the tree goes: the top's triggers alone */
+	TU_EQ(poller_add(&pt, &tt_f, true, false), DEFAULT_POLLMASK);
+	TU_EQ(poller_add(&ps, &ts_f, true, false), DEFAULT_POLLMASK);
+	shim_msleep_hook = pollers_run;
+	psim_triggers_remove_groups();
+	shim_msleep_hook = NULL;
+	TU_EQ(pt.woken & (EPOLLERR | EPOLLPRI), EPOLLERR | EPOLLPRI);
+	TU_EQ(pt.again, DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI);
+	TU_EQ(pt.queued, 0);
+	TU_EQ(ps.woken, 0);
+	TU_EQ(ps.queued, 1);
+	TU_EQ(psim_trigger_poll(&tr_f.t, &tr_f.f, NULL),
+	      DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI);
+	TU_EQ(psim_trigger_poll(&ts_f.t, &ts_f.f, NULL), DEFAULT_POLLMASK);
+	TU_EQS(psim_trigger_write_top(&tn_f.f, "some 100000 1000000\n", 20,
+				      PSIM_IO, &tn_f.t), -ENODEV);
+	TU_EQS(twrite(&tn_f, "some 100000 1000000\n", 20, PSIM_IO), 20);
+	/* procfs closes the top's files */
+	psim_trigger_release(&tt_f.t);
+	psim_trigger_release(&tr_f.t);
+	TU_EQ(psim_sys_triggers.poll_nr[PSIM_CPU_SOME], 1);
+	/* the tree back: the top's files take triggers */
+	psim_triggers_revive_groups();
+	TU_EQS(psim_trigger_write_top(&tt_f.f, "full 100000 1000000\n", 20,
+				      PSIM_MEM, &tt_f.t), 20);
+	TU_EQ(psim_trigger_poll(&tt_f.t, &tt_f.f, NULL), DEFAULT_POLLMASK);
+	/* the module's stop: every trigger, the sleeping poller woken */
+	shim_msleep_hook = pollers_run;
+	psim_triggers_shutdown();
+	shim_msleep_hook = NULL;
+	TU_EQ(ps.woken & (EPOLLERR | EPOLLPRI), EPOLLERR | EPOLLPRI);
+	TU_EQ(ps.queued, 0);
+	psim_trigger_release(&tt_f.t);
+	psim_trigger_release(&ts_f.t);
+	psim_trigger_release(&tn_f.t);
+	kmod_stop();
+	psim_triggers_exit();
+	TU_EQ(shim_kmalloc_live, 0);
+}
+
 /*
  * A cgroup's trigger set (psim_triggers_of()): made at the first trigger
  * written to one of its group's files, apart from the system's; its
@@ -922,6 +996,7 @@ int main(void)
 	/* the unload: last */
 	TU_RUN(trigger_shutdown);
 	TU_RUN(trigger_cgroup_sets);
+	TU_RUN(trigger_top_files);
 #else
 	TU_RUN(trigger_rules_5_10);
 #endif

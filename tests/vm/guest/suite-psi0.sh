@@ -489,7 +489,7 @@ case_trig_cpu() {
 # with ERR when its cgroup is removed, and when the tree goes (cgroups=0),
 # and nothing of the sets is left after.
 case_cgroup_trig() {
-	local s=$CG/trig f=$PSI_DIR/cgroup/trig m r nb ni nd i c
+	local s=$CG/trig f=$PSI_DIR/cgroup/trig m r nb ni nd nr i c d
 	mod_loaded || { bad "module not loaded"; return; }
 	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
 	uname -v | grep -q PREEMPT_RT && { note "PREEMPT_RT: no cgroups=1"; return; }
@@ -502,23 +502,21 @@ case_cgroup_trig() {
 	r=$(kit mkdiras 65534 $s/deleg/own)
 	expect "mkdir as uid 65534 in a cgroup delegated to it: $r" [ "$r" = ok ]
 	expect "the files' tree differs from the cgroups': $(cg_files_diff | head -4 | tr '\n' ' ')" cg_files_wait
-	# the top's files: the system-wide files take the root's triggers
-	m=$(dmesg_mark)
-	r=$(trig write $PSI_DIR/cgroup/cpu.pressure 'some 150000 1000000\n')
-	dmesg_since $m | grep 'take no triggers' >> $EXPECTED
-	expect "trigger write to the top's cpu.pressure: '$r', want EOPNOTSUPP" [ "$r" = EOPNOTSUPP ]
-	expect "a reason in dmesg for the refused write" eval 'dmesg_since $m | grep -q "take no triggers"'
 	r=$(trig -u 65534 write $f/busy/cpu.pressure 'some 100000 2000000\n')
 	expect "uid 65534 writing root's cgroup's file: '$r', want the open's EACCES" \
 		eval 'case "$r" in open*EACCES) true ;; *) false ;; esac'
 	# privileged: a busy cgroup's file fires, an idle sibling's does not
 	for i in 0 1 2 3; do cg_run $s/busy $((i % 2)) 12; done
+	# and the top's file (the root cgroup's: the system's pressure)
 	trig watch $f/busy/cpu.pressure 'some 100000 1000000\n' 8 poll > $C/wb 2>&1 &
 	c=$!
+	trig watch $PSI_DIR/cgroup/cpu.pressure 'some 100000 1000000\n' 8 epoll > $C/wr 2>&1 &
+	i=$!
 	trig watch $f/idle/cpu.pressure 'some 100000 1000000\n' 8 epoll > $C/wi 2>&1
-	wait $c
+	wait $c $i
 	bg_kill
-	nb=$(events_n $C/wb) ni=$(events_n $C/wi)
+	nb=$(events_n $C/wb) ni=$(events_n $C/wi) nr=$(events_n $C/wr)
+	expect "the top's cpu some 100ms/1s events in 8 s under 4 spinners: ${nr:-none}, want >= 4: $(tr '\n' ' ' < $C/wr)" ige "${nr:-0}" 4
 	expect "busy cgroup's cpu some 100ms/1s events in 8 s under 4 spinners: ${nb:-none}, want >= 4: $(tr '\n' ' ' < $C/wb)" ige "${nb:-0}" 4
 	expect "busy cgroup's events only $(events_gaps $C/wb) ms apart, want >= 900 (one per window)" \
 		eval '[ "$(events_gaps $C/wb)" = - ] || ige "$(events_gaps $C/wb)" 900'
@@ -552,8 +550,14 @@ case_cgroup_trig() {
 	r=$(trig write $f/gone/memory.pressure 'some 100000 1000000\n' 2>&1)
 	expect "a write to a removed cgroup's file: '$r', want the open's ENOENT (or ENODEV, before the files' work)" \
 		eval 'case "$r" in open*ENOENT | ENODEV) true ;; *) false ;; esac'
+	# across cgroups=0: pollers of a cgroup's file and of the top's go,
+	# one of the system-wide file (the same set as the top's) stays
 	trig watch $f/idle/io.pressure 'some 100000 1000000\n' 10 epoll > $C/wt 2>&1 &
 	c=$!
+	trig watch $PSI_DIR/cgroup/memory.pressure 'some 100000 1000000\n' 10 poll > $C/wtop 2>&1 &
+	i=$!
+	trig watch $PSI_DIR/memory 'some 100000 1000000\n' 5 epoll > $C/wsys 2>&1 &
+	d=$!
 	sleep 1
 	r=$(debug_line trigger_sets)
 	expect "trigger sets with one cgroup trigger open: '$r', want >= 1" ige "${r:-0}" 1
@@ -561,12 +565,15 @@ case_cgroup_trig() {
 	r=$(kit write $CGPARAM 0)
 	dmesg_since $m | grep 'went without files' >> $EXPECTED
 	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
-	wait $c
+	wait $c $i $d
 	expect "a poller across cgroups=0: '$(tr '\n' ' ' < $C/wt)', want woken with ERR" grep -q '^gone.*ERR' $C/wt
+	expect "a poller of the top's file across cgroups=0: '$(tr '\n' ' ' < $C/wtop)', want woken with ERR" grep -q '^gone.*ERR' $C/wtop
+	expect "a poller of the system-wide file across cgroups=0: '$(tr '\n' ' ' < $C/wsys)', want its 5 s to the end" \
+		eval '! grep -q "^gone" $C/wsys && grep -q "^events " $C/wsys'
 	r="$(debug_line triggers) / $(debug_line trigger_sets)"
 	expect "after cgroups=0: triggers and sets '$r', want '0 0 / 0'" [ "$r" = "0 0 / 0" ]
 	rmdir $s/deleg/own $s/deleg $s/busy $s/idle $s
-	note "busy $nb events (min gap $(events_gaps $C/wb) ms), idle $ni; owner $nd; rmdir: $(grep '^gone' $C/wg); cgroups=0: $(grep '^gone' $C/wt)"
+	note "busy $nb events (min gap $(events_gaps $C/wb) ms), idle $ni, top $nr; owner $nd; rmdir: $(grep '^gone' $C/wg); cgroups=0: $(grep '^gone' $C/wt)"
 }
 
 # O_DIRECT reads: an io some trigger, waited for with epoll.
