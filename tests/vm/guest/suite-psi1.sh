@@ -2,7 +2,7 @@
 # The module must refuse the default proc_dir (the kernel owns
 # /proc/pressure), load under proc_dir=psi_mod, and agree with the kernel.
 # The host reads the case list from the CASES= line below.
-CASES="eexist ns-load sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-cgroup sbs-cgroup-trig sbs-unload dmesg"
+CASES="eexist ns-load sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-cgroup sbs-cgroup-threads sbs-cgroup-trig sbs-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -631,6 +631,55 @@ case_sbs_cgroup() {
 	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
 }
 
+# Threads of one process in different threaded cgroups beside the
+# kernel's (cgroups=1): thr a threaded domain, t1, t2 and t2/t3 threaded;
+# one process (thrspin) in thr with threads spinning on CPU 0 in t1 and
+# t2 (competing) and on CPU 1 in t1 and t2/t3; halfway the CPU 1 thread of
+# t1 moves to t2 (cgroup.threads). Every group's totals against the
+# kernel's cgroup files.
+case_sbs_cgroup_threads() {
+	local s=$CG/thr d r i wall ca cb files tid
+	mod_loaded || { bad "module not loaded"; return; }
+	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
+	r=$(kit write $CGPARAM 1)
+	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
+	[ "$r" = ok ] || return
+	mkdir -p $s/t1 $s/t2
+	r=$({ echo threaded > $s/t1/cgroup.type &&
+		echo threaded > $s/t2/cgroup.type && mkdir $s/t2/t3 &&
+		echo threaded > $s/t2/t3/cgroup.type; } 2>&1)
+	r="$r types: $(cat $s/cgroup.type $s/t1/cgroup.type $s/t2/t3/cgroup.type 2>&1 | tr '\n' ',')"
+	expect "threaded cgroups: '$r', want domain threaded,threaded,threaded," \
+		[ "${r#* types: }" = "domain threaded,threaded,threaded," ]
+	files=
+	for d in $s $s/t1 $s/t2 $s/t2/t3; do
+		files="$files $d/cpu.pressure $d/io.pressure $d/memory.pressure"
+	done
+	thrspin 16 $s 0:$s/t1 0:$s/t2 1:$s/t1 1:$s/t2/t3 > $C/thr 2>&1 &
+	echo $! >> $C/pids
+	for i in $(seq 50); do [ "$(grep -c '^thread ' $C/thr)" = 4 ] && break; sleep 0.1; done
+	expect "threads placed: $(tr '\n' ' ' < $C/thr)" [ "$(grep -c '^thread ' $C/thr)" = 4 ]
+	sleep 1
+	cg_snap $C/a $files
+	ca=$(ctxt)
+	sleep 5
+	tid=$(awk -v d=$s/t1 '$1 == "thread" && $3 == 1 && $4 == d { print $2 }' $C/thr)
+	r=$( { echo "$tid" > $s/t2/cgroup.threads; } 2>&1)
+	expect "thread $tid moved from t1 to t2: '$r', its cgroup now $(grep '^0::' /proc/$tid/cgroup 2>&1)" \
+		[ "$(grep '^0::' /proc/$tid/cgroup 2>&1)" = "0::${s#$CG}/t2" ]
+	sleep 5
+	cg_snap $C/b $files
+	cb=$(ctxt)
+	bg_kill
+	wall=$(($(snap_t $C/b) - $(snap_t $C/a)))
+	r=$(snap_delta $C/a $C/b $s/t2/t3/cpu.pressure some)
+	expect "kernel's t2/t3 cpu some grew only ${r}us in ${wall}us: its thread did not compete" pct_ge "$r" "$wall" 10
+	cg_sbs $C/a $C/b $wall $(((cb - ca) / 2)) threads $s $s/t1 $s/t2 $s/t2/t3
+	rmdir $s/t2/t3 $s/t2 $s/t1 $s
+	r=$(kit write $CGPARAM 0)
+	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
+}
+
 # Triggers on a cgroup's files beside the kernel's on the same cgroup
 # (cgroups=1): the pairs above, the kernel's file $CG/sbt/own/cpu.pressure
 # and psi_mod's <proc_dir>/cgroup/sbt/own/cpu.pressure, under 4 spinners
@@ -691,6 +740,7 @@ run_case thread-exec 90 case_thread_exec
 run_case store 60 case_store
 run_case sbs-memory 60 case_sbs_memory
 run_case sbs-cgroup 90 case_sbs_cgroup
+run_case sbs-cgroup-threads 60 case_sbs_cgroup_threads
 run_case sbs-cgroup-trig 40 case_sbs_cgroup_trig
 run_case sbs-unload 20 case_sbs_unload
 run_case dmesg 20 case_dmesg
