@@ -2,7 +2,7 @@
 # The module must refuse the default proc_dir (the kernel owns
 # /proc/pressure), load under proc_dir=psi_mod, and agree with the kernel.
 # The host reads the case list from the CASES= line below.
-CASES="eexist ns-load sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-cgroup sbs-cgroup-threads sbs-cgroup-trig sbs-unload dmesg"
+CASES="eexist ns-load sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-cgroup sbs-cgroup-threads sbs-cgroup-trig sbs-cgroup-top-trig sbs-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -717,6 +717,32 @@ case_sbs_cgroup_trig() {
 	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
 }
 
+# Triggers on the top's files beside the kernel's root cgroup files
+# (cgroups=1): both are the system's pressure, and take the system's
+# triggers. sbs-trig-cpu's privileged pairs on $CG/cpu.pressure and
+# <proc_dir>/cgroup/cpu.pressure under 4 spinners (root's files both:
+# no unprivileged writer can open them).
+case_sbs_cgroup_top_trig() {
+	local r i K M
+	mod_loaded || { bad "module not loaded"; return; }
+	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
+	r=$(kit write $CGPARAM 1)
+	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
+	[ "$r" = ok ] || return
+	K=$CG M=/proc/psi_mod/cgroup
+	for i in $(seq 50); do [ -e $M/cpu.pressure ] && break; sleep 0.1; done
+	expect "no $M/cpu.pressure" [ -e $M/cpu.pressure ]
+	pair_spec far cpu.pressure "some 100000 1000000"
+	pair_spec near cpu.pressure "some 800000 1000000"
+	snap $C/a $K/cpu.pressure
+	spin4 10
+	wait
+	snap $C/b $K/cpu.pressure
+	pair_check
+	r=$(kit write $CGPARAM 0)
+	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
+}
+
 run_case eexist 20 case_eexist
 run_case ns-load 90 case_ns_load
 run_case sbs-load 20 case_sbs_load
@@ -742,6 +768,7 @@ run_case sbs-memory 60 case_sbs_memory
 run_case sbs-cgroup 90 case_sbs_cgroup
 run_case sbs-cgroup-threads 60 case_sbs_cgroup_threads
 run_case sbs-cgroup-trig 40 case_sbs_cgroup_trig
+run_case sbs-cgroup-top-trig 40 case_sbs_cgroup_top_trig
 run_case sbs-unload 20 case_sbs_unload
 run_case dmesg 20 case_dmesg
 suite_end
