@@ -748,6 +748,16 @@ cg_snap() {
 			  sub(/^ +/, ""); print f, $0; next }
 		{ print }' > "$o"
 }
+# cg_begin: the module loaded, cgroup2 mounted on $CG and cgroups=1
+# written at runtime; false (said) if not
+cg_begin() {
+	local r
+	mod_loaded || { bad "module not loaded"; return 1; }
+	cg_mount || { bad "cannot mount cgroup2 on $CG"; return 1; }
+	r=$(kit write $CGPARAM 1)
+	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
+	[ "$r" = ok ]
+}
 # cg_file DIR RES: psi_mod's name in a cg_snap for DIR's RES pressure
 cg_file() { echo "cg:$(stat -c %i "$1"):$2"; }
 # cg_run DIR CPU SECS: a spinner pinned to CPU in cgroup DIR, in the
@@ -818,13 +828,12 @@ cg_sbs() {
 # host that deschedules a vCPU between them stretches that gap.
 case_cgroup_iomem() {
 	local s=$CG/sbm d r wall ca cb p files dk
-	mod_loaded || { bad "module not loaded"; return; }
-	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
-	grep -qw memory $CG/cgroup.controllers ||
-		{ bad "this kernel has no memory controller: no memory stall in a cgroup"; return; }
-	r=$(kit write $CGPARAM 1)
-	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
-	[ "$r" = ok ] || return
+	cg_begin || return
+	if ! grep -qw memory $CG/cgroup.controllers; then
+		bad "this kernel has no memory controller: no memory stall in a cgroup"
+		kit write $CGPARAM 0 > /dev/null
+		return
+	fi
 	mkdir -p $s/io/r $s/mem $s/cpu
 	r=$({ echo +memory > $CG/cgroup.subtree_control &&
 		echo +memory > $s/cgroup.subtree_control &&

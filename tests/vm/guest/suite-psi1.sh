@@ -584,11 +584,7 @@ suite_begin
 # there).
 case_sbs_cgroup() {
 	local s=$CG/sbs d r wall wk ca cb pid files
-	mod_loaded || { bad "module not loaded"; return; }
-	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
-	r=$(kit write $CGPARAM 1)
-	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
-	[ "$r" = ok ] || return
+	cg_begin || return
 	mkdir -p $s/a/a1/a2/a3 $s/b
 	files=
 	for d in $s $s/a $s/a/a1 $s/a/a1/a2 $s/a/a1/a2/a3 $s/b; do
@@ -639,11 +635,7 @@ case_sbs_cgroup() {
 # kernel's cgroup files.
 case_sbs_cgroup_threads() {
 	local s=$CG/thr d r i wall ca cb files tid
-	mod_loaded || { bad "module not loaded"; return; }
-	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
-	r=$(kit write $CGPARAM 1)
-	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
-	[ "$r" = ok ] || return
+	cg_begin || return
 	mkdir -p $s/t1 $s/t2
 	r=$({ echo threaded > $s/t1/cgroup.type &&
 		echo threaded > $s/t2/cgroup.type && mkdir $s/t2/t3 &&
@@ -689,11 +681,7 @@ case_sbs_cgroup_threads() {
 # counts within 1, first events as close as the fast path's interval.
 case_sbs_cgroup_trig() {
 	local s=$CG/sbt r i K M
-	mod_loaded || { bad "module not loaded"; return; }
-	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
-	r=$(kit write $CGPARAM 1)
-	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
-	[ "$r" = ok ] || return
+	cg_begin || return
 	mkdir -p $s
 	chown 65534:65534 $s $s/cgroup.procs $s/cgroup.subtree_control
 	r=$(kit mkdiras 65534 $s/own)
@@ -724,11 +712,7 @@ case_sbs_cgroup_trig() {
 # no unprivileged writer can open them).
 case_sbs_cgroup_top_trig() {
 	local r i K M
-	mod_loaded || { bad "module not loaded"; return; }
-	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
-	r=$(kit write $CGPARAM 1)
-	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
-	[ "$r" = ok ] || return
+	cg_begin || return
 	K=$CG M=/proc/psi_mod/cgroup
 	for i in $(seq 50); do [ -e $M/cpu.pressure ] && break; sleep 0.1; done
 	expect "no $M/cpu.pressure" [ -e $M/cpu.pressure ]
