@@ -302,7 +302,9 @@ c_memory() {
 c_lifecycle() {
 	local a c n n0 r s t
 	cursor $C/cur
-	spinners 4 60
+	# the load lasts until bg_kill below, however long the steps before
+	# the reload's check take on a busy host
+	spinners 4 300
 	sleep 3
 	n0=$(events sdpressure)
 	t=$(date +%s%N)
