@@ -153,7 +153,7 @@ struct psim_cgroup;
  * The owner kernfs keeps for a node: in its iattrs, made at the first
  * change of owner, mode or times (none: root's, as the inode kernfs
  * would make). struct kernfs_iattrs is private to fs/kernfs
- * (kernfs-internal.h); from 5.0 through 6.12 it opens with ia_uid and
+ * (kernfs-internal.h); on 5.10, 6.1 and 6.12 it opens with ia_uid and
  * ia_gid, written under kernfs's own lock: a read without it sees the
  * old owner or the new one, and a new iattrs starts zeroed (root's).
  */

@@ -455,9 +455,9 @@ static struct proc_dir_entry *psim_cgroup_files_where(struct psim_cgroup *g)
  * Who the kernel's pressure files of the cgroup of @kn would belong to:
  * whoever made the cgroup (cgroup_kn_set_ugid() at its mkdir gives its
  * directory and every file in it the maker's fsuid and fsgid). The
- * directory may have changed hands since (delegation chowns it, and
- * cgroup.procs, cgroup.threads, cgroup.subtree_control, not the rest):
- * cgroup.events, never delegated, keeps the maker's. Kernel state, for
+ * directory may have changed hands since (delegation chowns it and the
+ * files the kernel lists in /sys/kernel/cgroup/delegate): cgroup.events,
+ * not among them, keeps the maker's. Kernel state, for
  * a cgroup made before the load as for one made since.
  */
 static void psim_cgroup_owner(struct kernfs_node *kn, kuid_t *uid,

@@ -771,12 +771,7 @@ cg_run() {
 # is real there: a group's tasks runnable and none running, ended by a
 # switch to one of them, at psi_mod's clock read after the kernel's, as
 # cpu some (a task alone in its cgroup: its some and full are the same).
-# memory full of a group that holds other tasks than the stalled one
-# begins when the last of them running on that CPU blocks, at its switch,
-# read later as the start of an io stall is.
-cg_clock_dir() {
-	case $1 in cpu:full) echo 1 ;; memory:full) echo -1 ;; *) clock_dir $1 ;; esac
-}
+cg_clock_dir() { case $1 in cpu:full) echo 1 ;; *) clock_dir $1 ;; esac; }
 # cg_sbs A B WALL WAKEUPS LABEL DIR...: each DIR's cpu, io and memory
 # totals, kernel (DIR/RES.pressure) against psi_mod, between the snapshots
 # A and B (or from zero if DIR is not in A: made between them), within
@@ -830,9 +825,8 @@ cg_sbs() {
 # psi_mod than the kernel's, by more than the clock-read allowance where
 # the groups are found by id beside the kernel's PSI (docs/accuracy.md,
 # "Per cgroup side by side"); sbs-cgroup and sbs-cgroup-threads check
-# cpu per cgroup. The compare suite runs it, alone on the host: psi_mod's
-# and the kernel's clock reads are microseconds apart, and a host that
-# deschedules a vCPU between them stretches that gap.
+# cpu per cgroup. The compare suite runs it, alone on the host: with
+# another guest beside it the io rows missed too (docs/accuracy.md).
 case_cgroup_iomem() {
 	local s=$CG/sbm d r wall ca cb p files dk
 	cg_begin || return
