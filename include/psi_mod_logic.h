@@ -70,6 +70,13 @@ enum psim_task_count {
  * but a task's death, which ends all of its counting.
  */
 #define PSIM_TSK_GROUPED		BIT(7)
+/*
+ * With PSIM_TSK_GROUPED: the task is in the root cgroup, so its flags
+ * count in no group, and the probes need not look its group up. Set and
+ * cleared with PSIM_TSK_GROUPED, kept as it by every transition.
+ */
+#define PSIM_TSK_TOPCG			BIT(6)
+#define PSIM_TSK_GROUP_BITS		(PSIM_TSK_GROUPED | PSIM_TSK_TOPCG)
 #define PSIM_DEPTH_SHIFT		8
 #define PSIM_DEPTH_MAX			0xffU
 #define PSIM_DEPTH_BITS			(PSIM_DEPTH_MAX << PSIM_DEPTH_SHIFT)

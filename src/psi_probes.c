@@ -112,7 +112,7 @@ struct psim_pcpu {
 	raw_spinlock_t lock;
 	seqcount_raw_spinlock_t seq;	/* st for lockless readers */
 	struct psim_cpu_state st;
-	pid_t curr;	/* the task last switched in here */
+	pid_t curr;	/* the task last switched in here, see psim_curr() */
 	/*
 	 * cgroups=1: the group whose path counts the current task as on
 	 * the CPU (NULL: none, the root only): its group if its word is
@@ -235,13 +235,12 @@ static inline bool psim_groups_on(void)
 
 /*
  * The word of most tasks that run or wait to run on @pc's CPU: runnable,
- * in no memory stall (and with per-cgroup accounting, counted in its
- * groups).
+ * in no memory stall (and with per-cgroup accounting, @groups, counted in
+ * its groups).
  */
-static inline u32 psim_word_running(const struct psim_pcpu *pc)
+static inline u32 psim_word_running(const struct psim_pcpu *pc, bool groups)
 {
-	return PSIM_TSK_RUNNING | pc->wtag |
-	       (psim_groups_on() ? PSIM_TSK_GROUPED : 0);
+	return PSIM_TSK_RUNNING | pc->wtag | (groups ? PSIM_TSK_GROUPED : 0);
 }
 
 static noinline void psim_note_beyond(unsigned int pid)
@@ -395,7 +394,9 @@ static inline void psim_update_wakeup(struct psim_cpu_state *st,
  * around the change: on entry the flags leave the old groups and the word
  * loses PSIM_TSK_GROUPED, on return they are settled in the new ones.
  * Between the halves the task is psim_moving (css_set_lock makes it one
- * task at a time) and psim_settle() leaves it alone.
+ * task at a time) and psim_settle() leaves it alone. Each half marks the
+ * CPU's ->curr (psim_mark_moved()), for the one switch told without the
+ * lock, the settled one (psim_switch_grouped()).
  */
 static struct task_struct *psim_moving;
 
@@ -502,14 +503,15 @@ static void psim_groups_oncpu(struct psim_pcpu *pc, int cpu,
 		st->curr_memstall = ms;
 		psim_group_update(g, st, cpu, k);
 	}
-	pc->curr_grp = to;
+	WRITE_ONCE(pc->curr_grp, to);
 }
 
 /* The group a word's flags count in: @p's if the word says so, or none. */
 static inline struct psim_cgroup *psim_word_group(struct task_struct *p,
 						  u16 lo)
 {
-	return (lo & PSIM_TSK_GROUPED) ? psim_cgroup_of_task(p) : NULL;
+	return (lo & PSIM_TSK_GROUP_BITS) == PSIM_TSK_GROUPED ?
+	       psim_cgroup_of_task(p) : NULL;
 }
 
 /*
@@ -527,8 +529,32 @@ static u16 psim_settle(struct psim_pcpu *pc, int cpu, struct task_struct *p,
 	psim_groups_change(psim_cgroup_of_task(p), cpu, 0, lo & PSIM_TSK_MASK,
 			   k);
 	lo |= PSIM_TSK_GROUPED;
+	if (!cgroup_parent(rcu_dereference_sched(p->cgroups)->dfl_cgrp))
+		lo |= PSIM_TSK_TOPCG;
 	psim_store(w, lo, pc);
 	return lo;
+}
+
+/*
+ * ->curr as a pid, and its mark: a move has changed a word or a group of
+ * the CPU since its last locked switch (psim_switch_grouped()). Set with
+ * a full barrier before the move's changes, so that a lockless switch
+ * that read any of them sees the mark at its compare-and-exchange.
+ */
+#define PSIM_CURR_MOVED	0x40000000
+
+static inline pid_t psim_curr(const struct psim_pcpu *pc)
+{
+	return READ_ONCE(pc->curr) & ~PSIM_CURR_MOVED;
+}
+
+static void psim_mark_moved(struct psim_pcpu *pc)
+{
+	pid_t curr = READ_ONCE(pc->curr);
+
+	BUILD_BUG_ON(PID_MAX_LIMIT > PSIM_CURR_MOVED);
+	while (!try_cmpxchg(&pc->curr, &curr, curr | PSIM_CURR_MOVED))
+		;
 }
 
 /*
@@ -574,18 +600,19 @@ retry:
 		psim_unlock(pc);
 		goto retry;
 	}
+	psim_mark_moved(pc);
 	if (begin) {
 		if (v & PSIM_TSK_GROUPED) {
 			psim_groups_change(psim_cgroup_of_task(p), cpu,
 					   v & PSIM_TSK_MASK, 0, &k);
-			psim_store(w, psim_lo(v) & ~PSIM_TSK_GROUPED, pc);
-			if (pc->curr == p->pid)
+			psim_store(w, psim_lo(v) & ~PSIM_TSK_GROUP_BITS, pc);
+			if (psim_curr(pc) == p->pid)
 				psim_groups_oncpu(pc, cpu, NULL, false, &k);
 		}
 	} else {
 		WRITE_ONCE(psim_moving, NULL);
 		lo = psim_settle(pc, cpu, p, w, &k);
-		if (pc->curr == p->pid)
+		if (psim_curr(pc) == p->pid)
 			psim_groups_oncpu(pc, cpu, psim_word_group(p, lo),
 					  lo & PSIM_TSK_MEMSTALL, &k);
 	}
@@ -644,7 +671,7 @@ retry:
 		psim_unlock(pc);
 		goto retry;
 	}
-	WRITE_ONCE(*w, v & ~PSIM_TSK_GROUPED);
+	WRITE_ONCE(*w, v & ~PSIM_TSK_GROUP_BITS);
 	psim_unlock(pc);
 out:
 	local_irq_restore(flags);
@@ -853,13 +880,29 @@ static inline u32 *psim_word_on(struct psim_pcpu *pc, struct task_struct *p,
  */
 enum psim_switch_kind { PSIM_SW_OTHER, PSIM_SW_SETTLED, PSIM_SW_SLEEP };
 
-static inline enum psim_switch_kind
+/* Both tasks count in the groups of the one on the CPU, which stay on it. */
+static noinline bool psim_switch_in_curr_grp(struct psim_pcpu *pc,
+					     struct task_struct *prev,
+					     struct task_struct *next)
+{
+	struct psim_cgroup *g = READ_ONCE(pc->curr_grp);
+
+	if (psim_cgroup_of_task(prev) != g)
+		return false;
+	/* one css_set, one cgroup: the common case needs one lookup */
+	return rcu_access_pointer(next->cgroups) ==
+	       rcu_access_pointer(prev->cgroups) ||
+	       psim_cgroup_of_task(next) == g;
+}
+
+/* Inlined in both callers: a call would save registers the quick paths need. */
+static __always_inline enum psim_switch_kind
 psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
 		 struct task_struct *next, bool preempt, unsigned int cpu,
-		 bool locked)
+		 bool locked, bool groups)
 {
 	unsigned int state;
-	u32 vp, vn;
+	u32 vp, vn, top = 0;
 
 	if (!prev->pid || !next->pid || !pc->st.oncpu || pc->st.curr_memstall)
 		return PSIM_SW_OTHER;
@@ -870,12 +913,20 @@ psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
 	} else if (!psim_word_val(prev, &vp) || !psim_word_val(next, &vn)) {
 		return PSIM_SW_OTHER;
 	}
-	if (vp != psim_word_running(pc) || vn != psim_word_running(pc))
+	if (groups) {
+		top = vp & vn & PSIM_TSK_TOPCG;
+		vp &= ~PSIM_TSK_TOPCG;
+		vn &= ~PSIM_TSK_TOPCG;
+	}
+	if (vp != psim_word_running(pc, groups) ||
+	    vn != psim_word_running(pc, groups))
 		return PSIM_SW_OTHER;
-	/* both in the groups of the one on the CPU, which stay on it */
-	if (psim_groups_on() &&
-	    (psim_cgroup_of_task(prev) != pc->curr_grp ||
-	     psim_cgroup_of_task(next) != pc->curr_grp))
+	/*
+	 * Both in the groups of the CPU's task, which stay on it; both in
+	 * the root cgroup is in no group, without a look-up.
+	 */
+	if (groups && !(top ? !READ_ONCE(pc->curr_grp) :
+			      psim_switch_in_curr_grp(pc, prev, next)))
 		return PSIM_SW_OTHER;
 	state = psim_task_state(prev);
 	if (preempt || state == TASK_RUNNING)
@@ -886,12 +937,21 @@ psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
 	return PSIM_SW_SLEEP;
 }
 
+/* The plain sleep's change in the groups of the task on the CPU. */
+static noinline void psim_groups_sleep(struct psim_pcpu *pc, unsigned int cpu)
+{
+	struct psim_gclk k = { 0 };
+
+	psim_groups_change(pc->curr_grp, cpu, PSIM_TSK_RUNNING, 0, &k);
+}
+
 /*
  * The plain sleep of psim_switch_kind() with @pc locked, @wp @prev's word:
- * what psim_switch_locked() would do for it, in short.
+ * what psim_switch_locked() would do for it, in short. Inlined in its three
+ * callers, whose registers are saved already.
  */
-static inline void psim_sleep_commit(struct psim_pcpu *pc, unsigned int cpu,
-				     u32 *wp)
+static __always_inline void psim_sleep_commit(struct psim_pcpu *pc,
+					      unsigned int cpu, u32 *wp)
 {
 	bool keep = psim_run_dec_keeps_mask(&pc->st);
 
@@ -899,11 +959,8 @@ static inline void psim_sleep_commit(struct psim_pcpu *pc, unsigned int cpu,
 	psim_cpu_counts(&pc->st, PSIM_TSK_RUNNING, 0);
 	if (!keep)
 		psim_update(&pc->st, cpu);
-	if (psim_groups_on()) {
-		struct psim_gclk k = { 0 };
-
-		psim_groups_change(pc->curr_grp, cpu, PSIM_TSK_RUNNING, 0, &k);
-	}
+	if (psim_groups_on() && pc->curr_grp)
+		psim_groups_sleep(pc, cpu);
 }
 
 /*
@@ -957,16 +1014,17 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 	if (groups || !psim_words_in_tasks()) {
 		enum psim_switch_kind kind;
 
-		kind = psim_switch_kind(pc, prev, next, preempt, cpu, true);
+		kind = psim_switch_kind(pc, prev, next, preempt, cpu, true,
+					groups);
 		if (kind == PSIM_SW_SLEEP) {
 			psim_sleep_commit(pc, cpu, psim_word_peek(prev));
-			pc->curr = next->pid;
+			WRITE_ONCE(pc->curr, next->pid);
 			psim_unlock(pc);
 			psim_wake_clock();
 			return;
 		}
 		if (groups && kind == PSIM_SW_SETTLED) {
-			pc->curr = next->pid;
+			WRITE_ONCE(pc->curr, next->pid);
 			psim_unlock(pc);
 			return;
 		}
@@ -1013,7 +1071,7 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 			wake_clock = false;
 	}
 
-	pc->curr = next->pid;
+	WRITE_ONCE(pc->curr, next->pid);
 	wn = next->pid ? psim_word_on(pc, next, cpu) : NULL;
 	if (wn) {
 		u16 lo = groups ? psim_settle(pc, cpu, next, wn, &k) :
@@ -1054,17 +1112,55 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 		psim_wake_clock();
 }
 
+/*
+ * A switch with per-cgroup accounting. Both short switches are told before
+ * the lock as without the groups, and two more things must hold from the
+ * test on: ->curr_grp and both tasks' cgroups. Both change only under a
+ * move, which marks ->curr first (psim_mark_moved()), and ->curr is
+ * @prev's plain pid until this switch writes it unless a move came. So
+ * the settled switch writes it by compare-and-exchange from that pid, and
+ * the plain sleep commits under the lock only if it still is; a switch
+ * whose test may have read what a move changed goes the locked way.
+ */
+static noinline void psim_switch_grouped(struct psim_pcpu *pc,
+					 unsigned int cpu, bool preempt,
+					 struct task_struct *prev,
+					 struct task_struct *next)
+{
+	pid_t curr = prev->pid;
+
+	switch (psim_switch_kind(pc, prev, next, preempt, cpu, false, true)) {
+	case PSIM_SW_SETTLED:
+		if (try_cmpxchg(&pc->curr, &curr, next->pid))
+			return;
+		break;
+	case PSIM_SW_SLEEP:
+		psim_lock(pc);
+		if (READ_ONCE(pc->curr) != curr) {
+			psim_unlock(pc);
+			break;
+		}
+		psim_sleep_commit(pc, cpu, psim_task_word(prev));
+		WRITE_ONCE(pc->curr, next->pid);
+		psim_unlock(pc);
+		psim_wake_clock();
+		return;
+	default:
+		break;
+	}
+	psim_switch_locked(pc, cpu, preempt, prev, next);
+}
+
 static void psim_probe_switch(PSIM_SWITCH_PROTO)
 {
 	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
 	unsigned int cpu = smp_processor_id();
 
-	/* with per-cgroup accounting every switch is told under the lock */
 	if (psim_groups_on()) {
-		psim_switch_locked(pc, cpu, preempt, prev, next);
+		psim_switch_grouped(pc, cpu, preempt, prev, next);
 		return;
 	}
-	switch (psim_switch_kind(pc, prev, next, preempt, cpu, false)) {
+	switch (psim_switch_kind(pc, prev, next, preempt, cpu, false, false)) {
 	case PSIM_SW_SETTLED:
 		WRITE_ONCE(pc->curr, next->pid);
 		break;
@@ -1099,6 +1195,21 @@ static noinline void psim_wakeup_other(struct psim_pcpu *pc,
 		psim_groups_change(psim_word_group(p, lo), cpu, clear, set, &k);
 }
 
+/* The common wakeup's change in @p's groups, @iowait the flag it leaves. */
+static noinline void psim_groups_wakeup(struct task_struct *p,
+					unsigned int cpu, unsigned int iowait)
+{
+	struct psim_cgroup *g = psim_cgroup_of_task(p);
+	struct psim_gclk k;
+
+	/* no group of its own nor up to the root: nothing to change */
+	if (!g)
+		return;
+	k.now = 0;
+	k.queued = psim_enqueued_at(p);
+	psim_groups_change(g, cpu, iowait, PSIM_TSK_RUNNING, &k);
+}
+
 /* A wakeup that makes @p runnable; @w is its word. Out of line, as above. */
 static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 {
@@ -1122,7 +1233,9 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 	 */
 	cpu = task_cpu(p);
 	v = READ_ONCE(*w);
-	grouped = psim_groups_on() ? PSIM_TSK_GROUPED : 0;
+	/* the root cgroup's tasks as they are: in no group */
+	grouped = psim_groups_on() ?
+		  PSIM_TSK_GROUPED | (v & PSIM_TSK_TOPCG) : 0;
 	if (likely((v & ~PSIM_TSK_IOWAIT) == (pc->wtag | grouped))) {
 		/*
 		 * The common wakeup: counted here (and in its groups, with
@@ -1138,13 +1251,8 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 		psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
 		if (!keep)
 			psim_update_wakeup(&pc->st, p, cpu);
-		if (grouped) {
-			struct psim_gclk k = { .queued = psim_enqueued_at(p) };
-
-			psim_groups_change(psim_cgroup_of_task(p), cpu,
-					   v & PSIM_TSK_IOWAIT,
-					   PSIM_TSK_RUNNING, &k);
-		}
+		if (grouped == PSIM_TSK_GROUPED)
+			psim_groups_wakeup(p, cpu, v & PSIM_TSK_IOWAIT);
 	} else {
 		psim_wakeup_other(pc, p, w, cpu);
 	}
@@ -1493,7 +1601,7 @@ static void psim_cpu_gone(unsigned int cpu, bool kprobe)
 	local_irq_save(flags);
 	rcu_read_lock();
 	psim_lock(pc);
-	w = psim_word_by_pid(pc->curr, &p);
+	w = psim_word_by_pid(psim_curr(pc), &p);
 	if (w && psim_word_here(*w, pc)) {
 		u16 lo = psim_lo(*w);
 

@@ -451,7 +451,7 @@ static u64 group_total(int i, enum psim_res res, int full)
 	return total[full];
 }
 
-/* @p moves to cg[@to], through the probes' kretprobe on css_set_move_task */
+/* @p moves to cg[@to] (-1: the root), through the probes' kretprobe */
 static void acct_move(struct task_struct *p, int to)
 {
 	struct kretprobe *rp = shim_kretprobe("css_set_move_task");
@@ -468,11 +468,11 @@ static void acct_move(struct task_struct *p, int to)
 	memset(&regs, 0, sizeof(regs));
 	regs.args[0] = (unsigned long)p;
 	regs.args[1] = (unsigned long)from;
-	regs.args[2] = (unsigned long)&cs[to];
+	regs.args[2] = (unsigned long)(to < 0 ? &cs_root : &cs[to]);
 	/* under css_set_lock, interrupts off, on CPU 1 */
 	c = ctx_enter(1, true);
 	TU_EQS(rp->entry_handler(&ri, &regs), 0);
-	p->cgroups = &cs[to];
+	p->cgroups = (struct css_set *)regs.args[2];
 	rp->handler(&ri, &regs);
 	ctx_leave(c);
 }
@@ -553,6 +553,148 @@ static void cgroup_accounting(void)
 	TU_EQ(shim_wq_live, 0);
 }
 
+static struct task_struct *race_b;
+
+/* another CPU moves the task on CPU 0 to cgroup 13, mid-switch */
+static void move_mid_switch(void)
+{
+	acct_move(race_b, 3);
+}
+
+/*
+ * CPU 0 runs b, a waits, both of cgroup 11: the switch to a is the
+ * settled one, told without the lock. Then, with b back on the CPU,
+ * another CPU moves b to cgroup 13 between that switch's test and its
+ * write of ->curr: the move takes the CPU's oncpu from 11 to 13 (b is
+ * current), and the switch must not leave it there. 11 then has a on
+ * the CPU and no one waiting, 13 has b waiting: some and full.
+ */
+static void cgroup_move_mid_switch(void)
+{
+	const u64 S = 1000000000ULL;
+	struct task_struct *a, *b;
+	u64 s10, s11, f13;
+	int i;
+
+	cg_reset();
+	build_tree();
+	cs_root.dfl_cgrp = root();
+	for (i = 0; i < 5; i++)
+		cs[i].dfl_cgrp = &cg[i];
+	shim_now = 1000 * S;
+	kmod_cgroups_start = start_groups;
+	kmod_cgroups_stop = psim_cgroups_stop;
+	kmod_start();
+	kmod_kworker.cgroups = &cs_root;
+	a = acct_task(0, 101, 1);
+	b = acct_task(1, 102, 1);
+	kmod_wake(0, a);
+	kmod_run(0, b);
+	/* b preempted by a and back: settled switches, no move */
+	shim_cmpxchg_hook = NULL;
+	kmod_switch(0, TASK_RUNNING, false, a);
+	kmod_switch(0, TASK_RUNNING, false, b);
+	shim_now += S;
+	s10 = group_total(0, PSIM_CPU, 0);
+	s11 = group_total(1, PSIM_CPU, 0);
+	f13 = group_total(3, PSIM_CPU, 1);
+	TU_EQ(s11, S);
+	TU_EQ(group_total(1, PSIM_CPU, 1), 0);
+	race_b = b;
+	shim_cmpxchg_hook = move_mid_switch;
+	kmod_switch(0, TASK_RUNNING, false, a);
+	TU_CHECK(!shim_cmpxchg_hook, "the switch took no compare-and-exchange");
+	shim_cmpxchg_hook = NULL;
+	TU_CHECK(b->cgroups == &cs[3], "b not moved");
+	shim_now += S;
+	TU_EQ(group_total(1, PSIM_CPU, 0) - s11, 0);
+	TU_EQ(group_total(0, PSIM_CPU, 0) - s10, 0);
+	TU_EQ(group_total(3, PSIM_CPU, 0), S);
+	TU_EQ(group_total(3, PSIM_CPU, 1) - f13, S);
+	kmod_stop();
+	kmod_cgroups_start = NULL;
+	kmod_cgroups_stop = NULL;
+	TU_EQ(shim_kmalloc_live - live0, 0);
+}
+
+static int locks_taken;
+
+static void count_lock(raw_spinlock_t *l, const char *func)
+{
+	locks_taken++;
+	(void)l;
+	(void)func;
+}
+
+/* kmod_switch() on CPU 0 to @next, preempting; whether it took no lock */
+static bool switch_lockless(struct task_struct *next)
+{
+	locks_taken = 0;
+	shim_lock_hook = count_lock;
+	kmod_switch(0, TASK_RUNNING, false, next);
+	shim_lock_hook = NULL;
+	return !locks_taken;
+}
+
+/*
+ * Tasks of the root cgroup count in no group, and the switches between
+ * them skip the groups: r1 and r2 of the root and the groups of cgroup
+ * 11. r1 moves into 11 while it waits (11: some and full), runs there
+ * (11: nothing), and moves back to the root while it runs.
+ */
+static void cgroup_top_tasks(void)
+{
+	const u64 S = 1000000000ULL;
+	struct task_struct *r1, *r2;
+	int i;
+
+	cg_reset();
+	build_tree();
+	cs_root.dfl_cgrp = root();
+	for (i = 0; i < 5; i++)
+		cs[i].dfl_cgrp = &cg[i];
+	shim_now = 1000 * S;
+	kmod_cgroups_start = start_groups;
+	kmod_cgroups_stop = psim_cgroups_stop;
+	kmod_start();
+	kmod_kworker.cgroups = &cs_root;
+	r1 = acct_task(0, 101, -1);
+	r2 = acct_task(1, 102, -1);
+	kmod_wake(0, r2);
+	kmod_run(0, r1);
+	TU_CHECK(switch_lockless(r2), "root to root: not the settled switch");
+	TU_CHECK(switch_lockless(r1), "root to root: not the settled switch");
+	shim_now += S;
+	TU_EQ(group_total(1, PSIM_CPU, 0), 0);
+	/* r2 runs, r1 waits in 11 */
+	TU_CHECK(switch_lockless(r2), "root to root: not the settled switch");
+	acct_move(r1, 1);
+	shim_now += S;
+	TU_EQ(group_total(1, PSIM_CPU, 0), S);
+	TU_EQ(group_total(1, PSIM_CPU, 1), S);
+	TU_EQ(group_total(0, PSIM_CPU, 1), S);
+	/* r1 runs in 11: the CPU's task changes groups, under the lock */
+	TU_CHECK(!switch_lockless(r1), "root to 11 told without the lock");
+	shim_now += S;
+	TU_EQ(group_total(1, PSIM_CPU, 0), S);
+	/* back to the root while it runs; 11 empty, nothing on its CPU */
+	acct_move(r1, -1);
+	TU_CHECK(r1->cgroups == &cs_root, "r1 not moved");
+	shim_now += S;
+	TU_EQ(group_total(1, PSIM_CPU, 0), S);
+	TU_EQ(group_total(1, PSIM_CPU, 1), S);
+	/* the first switch after a move takes the lock, the next do not */
+	TU_CHECK(!switch_lockless(r2), "a switch after a move told without the lock");
+	TU_CHECK(switch_lockless(r1), "root to root: not the settled switch");
+	shim_now += S;
+	TU_EQ(group_total(1, PSIM_CPU, 0), S);
+	TU_EQ(group_total(0, PSIM_CPU, 0), S);
+	kmod_stop();
+	kmod_cgroups_start = NULL;
+	kmod_cgroups_stop = NULL;
+	TU_EQ(shim_kmalloc_live - live0, 0);
+}
+
 int main(void)
 {
 	TU_RUN(cgroup_adopt);
@@ -563,5 +705,7 @@ int main(void)
 	TU_RUN(cgroup_start_nomem);
 	TU_RUN(cgroup_walk_races);
 	TU_RUN(cgroup_accounting);
+	TU_RUN(cgroup_move_mid_switch);
+	TU_RUN(cgroup_top_tasks);
 	return tu_exit();
 }

@@ -14,6 +14,7 @@ jmp_buf shim_jb;
 bool shim_jb_armed;
 char shim_msg[512];
 void (*shim_lock_hook)(raw_spinlock_t *lock, const char *func);
+void (*shim_cmpxchg_hook)(void);
 int (*shim_cpuhp_teardown)(unsigned int cpu);
 struct task_struct *shim_tasks[SHIM_MAX_TASKS];
 int shim_ntasks, shim_task_iter;

@@ -175,6 +175,24 @@ typedef struct {
 } raw_spinlock_t;
 
 extern void (*shim_lock_hook)(raw_spinlock_t *lock, const char *func);
+
+/* run once, and cleared, at the next try_cmpxchg(): another CPU's turn */
+extern void (*shim_cmpxchg_hook)(void);
+
+static inline void shim_cmpxchg_turn(void)
+{
+	void (*h)(void) = shim_cmpxchg_hook;
+
+	if (h) {
+		shim_cmpxchg_hook = NULL;
+		h();
+	}
+}
+
+#define try_cmpxchg(p, po, n)						\
+	(shim_cmpxchg_turn(),						\
+	 __atomic_compare_exchange_n(p, po, n, 0, __ATOMIC_SEQ_CST,	\
+				     __ATOMIC_SEQ_CST))
 void shim_lock_sub(raw_spinlock_t *l, int subclass, const char *func);
 void shim_unlock(raw_spinlock_t *l, const char *func);
 #define shim_lock(l, func)	shim_lock_sub(l, 0, func)
@@ -272,6 +290,7 @@ void shim_task_del(struct task_struct *t);
 #define rcu_read_lock()		do { } while (0)
 #define rcu_read_unlock()	do { } while (0)
 #define rcu_dereference_sched(p)	(p)
+#define rcu_access_pointer(p)	(p)
 
 /* a struct pid is the task itself here */
 struct pid;
