@@ -2,7 +2,7 @@
 # The module must refuse the default proc_dir (the kernel owns
 # /proc/pressure), load under proc_dir=psi_mod, and agree with the kernel.
 # The host reads the case list from the CASES= line below.
-CASES="eexist ns-load sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-cgroup sbs-cgroup-threads sbs-cgroup-trig sbs-cgroup-top-trig sbs-unload dmesg"
+CASES="eexist ns-load sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-cgroup sbs-cgroup-threads sbs-cgroup-trig sbs-cgroup-top-trig sbs-cgroup-trig-iomem sbs-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -727,6 +727,54 @@ case_sbs_cgroup_top_trig() {
 	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
 }
 
+# io and memory triggers on cgroup files beside the kernel's (cgroups=1),
+# as sbs-trig-io and sbs-trig-mem system-wide: an O_DIRECT reader alone in
+# sbti/io, then a 64 MiB hog in sbti/mem under an 8 MiB memory.high;
+# privileged pairs on each cgroup's file and its psi_mod twin.
+case_sbs_cgroup_trig_iomem() {
+	local s=$CG/sbti r i K M
+	cg_begin || return
+	if ! grep -qw memory $CG/cgroup.controllers; then
+		bad "this kernel has no memory controller: no memory stall in a cgroup"
+		return
+	fi
+	r=$({ echo +memory > $CG/cgroup.subtree_control &&
+		mkdir -p $s/io $s/mem &&
+		echo +memory > $s/cgroup.subtree_control &&
+		echo 8M > $s/mem/memory.high; } 2>&1)
+	expect "memory.high 8M in $s/mem: $r" [ "$(cat $s/mem/memory.high 2>&1)" = 8388608 ]
+	for i in $(seq 50); do
+		[ -e /proc/psi_mod/cgroup/sbti/mem/memory.pressure ] && break
+		sleep 0.1
+	done
+	K=$s/io M=/proc/psi_mod/cgroup/sbti/io
+	pair_spec far io.pressure "some 100000 1000000"
+	pair_spec fullfar io.pressure "full 100000 1000000"
+	pair_spec near io.pressure "some 400000 1000000"
+	snap $C/a $K/io.pressure
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec dio read "$2" 10' dio $K $DISK > /dev/null 2>&1
+	wait
+	snap $C/b $K/io.pressure
+	note "kernel's sbti/io io some +$(snap_delta $C/a $C/b $K/io.pressure some)us"
+	pair_check
+	: > $C/specs
+	K=$s/mem M=/proc/psi_mod/cgroup/sbti/mem
+	pair_spec far memory.pressure "some 70000 1000000"
+	pair_spec fullnear memory.pressure "full 700000 1000000"
+	snap $C/a $K/memory.pressure
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec memhog 64 600' hog $K > /dev/null 2>&1 &
+	r=$!
+	sleep 10
+	kill -9 $r
+	wait
+	snap $C/b $K/memory.pressure
+	note "kernel's sbti/mem memory some +$(snap_delta $C/a $C/b $K/memory.pressure some)us"
+	pair_check
+	rmdir $s/io $s/mem $s
+	r=$(kit write $CGPARAM 0)
+	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
+}
+
 run_case eexist 20 case_eexist
 run_case ns-load 90 case_ns_load
 run_case sbs-load 20 case_sbs_load
@@ -753,6 +801,7 @@ run_case sbs-cgroup 90 case_sbs_cgroup
 run_case sbs-cgroup-threads 60 case_sbs_cgroup_threads
 run_case sbs-cgroup-trig 40 case_sbs_cgroup_trig
 run_case sbs-cgroup-top-trig 40 case_sbs_cgroup_top_trig
+run_case sbs-cgroup-trig-iomem 90 case_sbs_cgroup_trig_iomem
 run_case sbs-unload 20 case_sbs_unload
 run_case dmesg 20 case_dmesg
 suite_end
