@@ -513,7 +513,7 @@ run_case toggles $((240 * LIM)) case_toggles
 run_case hotplug $((240 * LIM)) case_hotplug
 run_case hold64 $((120 * LIM)) case_hold64
 run_case forkstorm $((180 * LIM)) case_forkstorm
-run_case cgroups $((180 * LIM)) case_cgroups
+run_case cgroups $((300 * LIM)) case_cgroups
 run_case params $((60 * LIM)) case_params
 run_case unpriv $((30 * LIM)) case_unpriv
 run_case fuzz $((120 * LIM)) case_fuzz
