@@ -437,6 +437,32 @@ static struct task_struct *acct_task(int n, pid_t pid, int i)
 	return t;
 }
 
+/* the module started with the groups on, cgroups 10-14 under the root */
+static void acct_start(void)
+{
+	int i;
+
+	cg_reset();
+	build_tree();
+	cs_root.dfl_cgrp = root();
+	for (i = 0; i < 5; i++)
+		cs[i].dfl_cgrp = &cg[i];
+	shim_now = 1000 * 1000000000ULL;
+	kmod_cgroups_start = start_groups;
+	kmod_cgroups_stop = psim_cgroups_stop;
+	kmod_start();
+	kmod_kworker.cgroups = &cs_root;
+}
+
+/* the stop, with tasks still counted: nothing left allocated */
+static void acct_stop(void)
+{
+	kmod_stop();
+	kmod_cgroups_start = NULL;
+	kmod_cgroups_stop = NULL;
+	TU_EQ(shim_kmalloc_live - live0, 0);
+}
+
 /* group totals in ns of cg[@i] for @res: [0] some, [1] full */
 static u64 group_total(int i, enum psim_res res, int full)
 {
@@ -488,18 +514,8 @@ static void cgroup_accounting(void)
 {
 	const u64 S = 1000000000ULL;
 	struct task_struct *a1, *a2, *b;
-	int i;
 
-	cg_reset();
-	build_tree();
-	cs_root.dfl_cgrp = root();
-	for (i = 0; i < 5; i++)
-		cs[i].dfl_cgrp = &cg[i];
-	shim_now = 1000 * S;
-	kmod_cgroups_start = start_groups;
-	kmod_cgroups_stop = psim_cgroups_stop;
-	kmod_start();
-	kmod_kworker.cgroups = &cs_root;
+	acct_start();
 	TU_CHECK(psim_cgroups_counting(), "groups not counting");
 	a1 = acct_task(0, 101, 1);
 	a2 = acct_task(1, 102, 1);
@@ -546,10 +562,7 @@ static void cgroup_accounting(void)
 	TU_CHECK(kmod_work(1), "the system's averaging work not queued");
 	TU_EQ(group_total(3, PSIM_CPU, 0), 3 * S);
 	/* the stop with every task still counted: nothing left behind */
-	kmod_stop();
-	kmod_cgroups_start = NULL;
-	kmod_cgroups_stop = NULL;
-	TU_EQ(shim_kmalloc_live - live0, 0);
+	acct_stop();
 	TU_EQ(shim_wq_live, 0);
 }
 
@@ -574,18 +587,8 @@ static void cgroup_move_mid_switch(void)
 	const u64 S = 1000000000ULL;
 	struct task_struct *a, *b;
 	u64 s10, s11, f13;
-	int i;
 
-	cg_reset();
-	build_tree();
-	cs_root.dfl_cgrp = root();
-	for (i = 0; i < 5; i++)
-		cs[i].dfl_cgrp = &cg[i];
-	shim_now = 1000 * S;
-	kmod_cgroups_start = start_groups;
-	kmod_cgroups_stop = psim_cgroups_stop;
-	kmod_start();
-	kmod_kworker.cgroups = &cs_root;
+	acct_start();
 	a = acct_task(0, 101, 1);
 	b = acct_task(1, 102, 1);
 	kmod_wake(0, a);
@@ -611,10 +614,7 @@ static void cgroup_move_mid_switch(void)
 	TU_EQ(group_total(0, PSIM_CPU, 0) - s10, 0);
 	TU_EQ(group_total(3, PSIM_CPU, 0), S);
 	TU_EQ(group_total(3, PSIM_CPU, 1) - f13, S);
-	kmod_stop();
-	kmod_cgroups_start = NULL;
-	kmod_cgroups_stop = NULL;
-	TU_EQ(shim_kmalloc_live - live0, 0);
+	acct_stop();
 }
 
 static int locks_taken;
@@ -646,18 +646,8 @@ static void cgroup_top_tasks(void)
 {
 	const u64 S = 1000000000ULL;
 	struct task_struct *r1, *r2;
-	int i;
 
-	cg_reset();
-	build_tree();
-	cs_root.dfl_cgrp = root();
-	for (i = 0; i < 5; i++)
-		cs[i].dfl_cgrp = &cg[i];
-	shim_now = 1000 * S;
-	kmod_cgroups_start = start_groups;
-	kmod_cgroups_stop = psim_cgroups_stop;
-	kmod_start();
-	kmod_kworker.cgroups = &cs_root;
+	acct_start();
 	r1 = acct_task(0, 101, -1);
 	r2 = acct_task(1, 102, -1);
 	kmod_wake(0, r2);
@@ -689,10 +679,7 @@ static void cgroup_top_tasks(void)
 	shim_now += S;
 	TU_EQ(group_total(1, PSIM_CPU, 0), S);
 	TU_EQ(group_total(0, PSIM_CPU, 0), S);
-	kmod_stop();
-	kmod_cgroups_start = NULL;
-	kmod_cgroups_stop = NULL;
-	TU_EQ(shim_kmalloc_live - live0, 0);
+	acct_stop();
 }
 
 int main(void)
