@@ -937,12 +937,16 @@ psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
 	return PSIM_SW_SLEEP;
 }
 
-/* The plain sleep's change in the groups of the task on the CPU. */
-static noinline void psim_groups_sleep(struct psim_pcpu *pc, unsigned int cpu)
+/*
+ * The plain sleep's change in the groups of the task on this CPU (@pc's):
+ * the CPU found again rather than kept across the caller's calls.
+ */
+static noinline void psim_groups_sleep(struct psim_pcpu *pc)
 {
 	struct psim_gclk k = { 0 };
 
-	psim_groups_change(pc->curr_grp, cpu, PSIM_TSK_RUNNING, 0, &k);
+	psim_groups_change(pc->curr_grp, smp_processor_id(), PSIM_TSK_RUNNING,
+			   0, &k);
 }
 
 /*
@@ -960,7 +964,7 @@ static __always_inline void psim_sleep_commit(struct psim_pcpu *pc,
 	if (!keep)
 		psim_update(&pc->st, cpu);
 	if (psim_groups_on() && pc->curr_grp)
-		psim_groups_sleep(pc, cpu);
+		psim_groups_sleep(pc);
 }
 
 /*
@@ -1113,6 +1117,28 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 }
 
 /*
+ * The plain sleep of psim_switch_grouped(), committed if no move came since
+ * its test. As psim_switch_sleep(), it keeps little across the lock: @prev
+ * is current until the switch itself, and the CPU is this one.
+ */
+static noinline void psim_switch_grouped_sleep(struct psim_pcpu *pc,
+					       struct task_struct *next)
+{
+	struct task_struct *prev = current;
+
+	psim_lock(pc);
+	if (READ_ONCE(pc->curr) != prev->pid) {
+		psim_unlock(pc);
+		psim_switch_locked(pc, smp_processor_id(), false, prev, next);
+		return;
+	}
+	psim_sleep_commit(pc, smp_processor_id(), psim_task_word(prev));
+	WRITE_ONCE(pc->curr, next->pid);
+	psim_unlock(pc);
+	psim_wake_clock();
+}
+
+/*
  * A switch with per-cgroup accounting. Both short switches are told before
  * the lock as without the groups, and two more things must hold from the
  * test on: ->curr_grp and both tasks' cgroups. Both change only under a
@@ -1135,15 +1161,7 @@ static noinline void psim_switch_grouped(struct psim_pcpu *pc,
 			return;
 		break;
 	case PSIM_SW_SLEEP:
-		psim_lock(pc);
-		if (READ_ONCE(pc->curr) != curr) {
-			psim_unlock(pc);
-			break;
-		}
-		psim_sleep_commit(pc, cpu, psim_task_word(prev));
-		WRITE_ONCE(pc->curr, next->pid);
-		psim_unlock(pc);
-		psim_wake_clock();
+		psim_switch_grouped_sleep(pc, next);
 		return;
 	default:
 		break;
@@ -1195,27 +1213,12 @@ static noinline void psim_wakeup_other(struct psim_pcpu *pc,
 		psim_groups_change(psim_word_group(p, lo), cpu, clear, set, &k);
 }
 
-/* The common wakeup's change in @p's groups, @iowait the flag it leaves. */
-static noinline void psim_groups_wakeup(struct task_struct *p,
-					unsigned int cpu, unsigned int iowait)
-{
-	struct psim_cgroup *g = psim_cgroup_of_task(p);
-	struct psim_gclk k;
-
-	/* no group of its own nor up to the root: nothing to change */
-	if (!g)
-		return;
-	k.now = 0;
-	k.queued = psim_enqueued_at(p);
-	psim_groups_change(g, cpu, iowait, PSIM_TSK_RUNNING, &k);
-}
-
 /* A wakeup that makes @p runnable; @w is its word. Out of line, as above. */
 static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 {
 	struct psim_pcpu *pc = per_cpu_ptr(&psim_pcpu, task_cpu(p));
 	unsigned int cpu;
-	u32 v, grouped;
+	u32 v, top;
 
 	/*
 	 * Every wakeup here fires under the task's runqueue lock, so
@@ -1233,26 +1236,24 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 	 */
 	cpu = task_cpu(p);
 	v = READ_ONCE(*w);
-	/* the root cgroup's tasks as they are: in no group */
-	grouped = psim_groups_on() ?
-		  PSIM_TSK_GROUPED | (v & PSIM_TSK_TOPCG) : 0;
-	if (likely((v & ~PSIM_TSK_IOWAIT) == (pc->wtag | grouped))) {
+	/* with per-cgroup accounting, a task of the root cgroup: no group */
+	top = psim_groups_on() ? PSIM_TSK_GROUP_BITS : 0;
+	if (likely((v & ~PSIM_TSK_IOWAIT) == (pc->wtag | top))) {
 		/*
-		 * The common wakeup: counted here (and in its groups, with
-		 * per-cgroup accounting), in no memory stall, asleep in
-		 * iowait or not: psim_task_wakeup() in short.
+		 * The common wakeup: counted here, in no group, in no memory
+		 * stall, asleep in iowait or not: psim_task_wakeup() in
+		 * short. A task in groups is woken the other way, which
+		 * changes them.
 		 */
 		bool keep = !(v & PSIM_TSK_IOWAIT) &&
 			    psim_run_inc_keeps_mask(&pc->st);
 
-		psim_store(w, PSIM_TSK_RUNNING | grouped, pc);
+		psim_store(w, PSIM_TSK_RUNNING | top, pc);
 		if (v & PSIM_TSK_IOWAIT)
 			psim_cpu_counts(&pc->st, PSIM_TSK_IOWAIT, 0);
 		psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
 		if (!keep)
 			psim_update_wakeup(&pc->st, p, cpu);
-		if (grouped == PSIM_TSK_GROUPED)
-			psim_groups_wakeup(p, cpu, v & PSIM_TSK_IOWAIT);
 	} else {
 		psim_wakeup_other(pc, p, w, cpu);
 	}

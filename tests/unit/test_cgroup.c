@@ -617,6 +617,57 @@ static void cgroup_move_mid_switch(void)
 	acct_stop();
 }
 
+static int sleep_locks;
+
+/* at the switch's first lock, another CPU moves the task on CPU 0 */
+static void move_at_lock(raw_spinlock_t *l, const char *func)
+{
+	if (!sleep_locks++)
+		acct_move(race_b, 3);
+	(void)l;
+	(void)func;
+}
+
+/*
+ * The same move in the plain sleep's window: b, on CPU 0 in cgroup 11
+ * with a waiting there, blocks; the move to 13 comes as the switch takes
+ * the lock, after its test. The sleep must go the locked way (a second
+ * lock): 11 then has a on the CPU, nothing waiting, and 13 nothing.
+ */
+static void cgroup_move_mid_sleep(void)
+{
+	const u64 S = 1000000000ULL;
+	struct task_struct *a, *b;
+	u64 s11, s13;
+
+	acct_start();
+	a = acct_task(0, 101, 1);
+	b = acct_task(1, 102, 1);
+	kmod_wake(0, a);
+	kmod_run(0, b);
+	shim_now += S;
+	s11 = group_total(1, PSIM_CPU, 0);
+	s13 = group_total(3, PSIM_CPU, 0);
+	race_b = b;
+	sleep_locks = 0;
+	shim_lock_hook = move_at_lock;
+	kmod_sleep(0, false, a);
+	shim_lock_hook = NULL;
+#ifdef SHIM_CONFIG_PSI
+	/* told before the lock, then the locked way after the move */
+	TU_EQ(sleep_locks, 2);
+#else
+	/* with the pid table the plain sleep is told under the lock */
+	TU_EQ(sleep_locks, 1);
+#endif
+	TU_CHECK(b->cgroups == &cs[3], "b not moved");
+	shim_now += S;
+	TU_EQ(group_total(1, PSIM_CPU, 0) - s11, 0);
+	TU_EQ(group_total(1, PSIM_CPU, 1), 0);
+	TU_EQ(group_total(3, PSIM_CPU, 0) - s13, 0);
+	acct_stop();
+}
+
 static int locks_taken;
 
 static void count_lock(raw_spinlock_t *l, const char *func)
@@ -693,6 +744,7 @@ int main(void)
 	TU_RUN(cgroup_walk_races);
 	TU_RUN(cgroup_accounting);
 	TU_RUN(cgroup_move_mid_switch);
+	TU_RUN(cgroup_move_mid_sleep);
 	TU_RUN(cgroup_top_tasks);
 	return tu_exit();
 }
