@@ -1213,6 +1213,41 @@ static noinline void psim_wakeup_other(struct psim_pcpu *pc,
 		psim_groups_change(psim_word_group(p, lo), cpu, clear, set, &k);
 }
 
+/*
+ * The common wakeup, with @pc locked, @v @p's word @w: counted on this CPU
+ * (and in its groups, which the caller changes, or in none), in no memory
+ * stall, asleep in iowait or not: psim_task_wakeup() in short.
+ */
+static __always_inline void psim_wakeup_common(struct psim_pcpu *pc,
+					       struct task_struct *p, u32 *w,
+					       u32 v, unsigned int cpu)
+{
+	bool keep = !(v & PSIM_TSK_IOWAIT) && psim_run_inc_keeps_mask(&pc->st);
+
+	psim_store(w, PSIM_TSK_RUNNING | (psim_lo(v) & PSIM_TSK_GROUP_BITS),
+		   pc);
+	if (v & PSIM_TSK_IOWAIT)
+		psim_cpu_counts(&pc->st, PSIM_TSK_IOWAIT, 0);
+	psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
+	if (!keep)
+		psim_update_wakeup(&pc->st, p, cpu);
+}
+
+/*
+ * The common wakeup of a task counted in groups below the root: out of
+ * line, so that the one in no group keeps fewer registers.
+ */
+static noinline void psim_wakeup_grouped(struct psim_pcpu *pc,
+					 struct task_struct *p, u32 *w, u32 v)
+{
+	unsigned int cpu = task_cpu(p);
+	struct psim_gclk k = { .queued = psim_enqueued_at(p) };
+
+	psim_wakeup_common(pc, p, w, v, cpu);
+	psim_groups_change(psim_cgroup_of_task(p), cpu, v & PSIM_TSK_IOWAIT,
+			   PSIM_TSK_RUNNING, &k);
+}
+
 /* A wakeup that makes @p runnable; @w is its word. Out of line, as above. */
 static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 {
@@ -1238,25 +1273,13 @@ static noinline void psim_wakeup_locked(struct task_struct *p, u32 *w)
 	v = READ_ONCE(*w);
 	/* with per-cgroup accounting, a task of the root cgroup: no group */
 	top = psim_groups_on() ? PSIM_TSK_GROUP_BITS : 0;
-	if (likely((v & ~PSIM_TSK_IOWAIT) == (pc->wtag | top))) {
-		/*
-		 * The common wakeup: counted here, in no group, in no memory
-		 * stall, asleep in iowait or not: psim_task_wakeup() in
-		 * short. A task in groups is woken the other way, which
-		 * changes them.
-		 */
-		bool keep = !(v & PSIM_TSK_IOWAIT) &&
-			    psim_run_inc_keeps_mask(&pc->st);
-
-		psim_store(w, PSIM_TSK_RUNNING | top, pc);
-		if (v & PSIM_TSK_IOWAIT)
-			psim_cpu_counts(&pc->st, PSIM_TSK_IOWAIT, 0);
-		psim_cpu_counts(&pc->st, 0, PSIM_TSK_RUNNING);
-		if (!keep)
-			psim_update_wakeup(&pc->st, p, cpu);
-	} else {
+	if (likely((v & ~PSIM_TSK_IOWAIT) == (pc->wtag | top)))
+		psim_wakeup_common(pc, p, w, v, cpu);
+	else if (psim_groups_on() &&
+		 (v & ~PSIM_TSK_IOWAIT) == (pc->wtag | PSIM_TSK_GROUPED))
+		psim_wakeup_grouped(pc, p, w, v);
+	else
 		psim_wakeup_other(pc, p, w, cpu);
-	}
 	psim_unlock(pc);
 
 	psim_wake_clock();
