@@ -395,8 +395,8 @@ static inline void psim_update_wakeup(struct psim_cpu_state *st,
  * loses PSIM_TSK_GROUPED, on return they are settled in the new ones.
  * Between the halves the task is psim_moving (css_set_lock makes it one
  * task at a time) and psim_settle() leaves it alone. Each half marks the
- * CPU's ->curr (psim_mark_moved()), for the one switch told without the
- * lock, the settled one (psim_switch_grouped()).
+ * CPU's ->curr (psim_mark_moved()), for the switches told before the lock
+ * (psim_switch_grouped()).
  */
 static struct task_struct *psim_moving;
 
@@ -895,7 +895,7 @@ static noinline bool psim_switch_in_curr_grp(struct psim_pcpu *pc,
 	       psim_cgroup_of_task(next) == g;
 }
 
-/* Inlined in both callers: a call would save registers the quick paths need. */
+/* Inlined in its callers: a call would save registers the quick paths need. */
 static __always_inline enum psim_switch_kind
 psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
 		 struct task_struct *next, bool preempt, unsigned int cpu,

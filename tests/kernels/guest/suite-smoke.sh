@@ -2,10 +2,10 @@
 # kernel has PSI. The module loads (its files in the running kernel's
 # format), 4 spinners on 2 vCPUs give cpu pressure,
 # O_DIRECT reads give io pressure, the cgroup tree (cgroups=1) follows the
-# cgroup2 hierarchy with its files and their owners, it unloads leaving
+# cgroup2 hierarchy with its files, their owners and triggers, it unloads leaving
 # nothing, dmesg is clean.
 # tests/kernels/run.sh adds this file to the harness's initramfs.
-CASES="load store spin io irq cgroups cgroup-acct cgroup-files unload dmesg"
+CASES="load store spin io irq cgroups cgroup-acct cgroup-files cgroup-trig unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -67,6 +67,7 @@ CG_ROUNDS=50 CG_CYCLES=3
 run_case cgroups 120 case_cgroup_tree
 run_case cgroup-acct 60 case_cgroup_acct
 run_case cgroup-files 60 case_cgroup_files
+run_case cgroup-trig 90 case_cgroup_trig
 run_case unload 20 case_unload
 run_case dmesg 20 case_dmesg
 suite_end

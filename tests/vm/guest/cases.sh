@@ -1068,3 +1068,115 @@ case_cgroup_files() {
 	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
 	expect "$f still there after cgroups=0" [ ! -e $f ]
 }
+
+# events_gaps FILE: the smallest gap between two events, ms ("-" if < 2)
+events_gaps() {
+	awk '$1 == "event" { if (n++) { g = $2 - p; if (m == "" || g < m) m = g } p = $2 } END { print (m == "" ? "-" : m) }' "$1"
+}
+events_n() { awk '$1 == "events" { print $2 }' "$1"; }
+
+# Triggers on the per-cgroup files (cgroups=1): the kernel's ABI on each
+# cgroup's files, evaluated on that cgroup's own pressure. With 4 spinners
+# in one cgroup on 2 vCPUs, a privileged cpu some 10% / 1 s trigger on
+# its file fires about once per second and one on an idle sibling's never;
+# the delegated owner of a cgroup (uid 65534, unprivileged: a 2 s window,
+# the averaging work) gets events on its own cgroup's file and cannot
+# open another's for writing; a trigger on the top's file (the root's:
+# the system's pressure) fires under the spinners; a poller is woken with
+# ERR when its cgroup is removed, and when the tree goes (cgroups=0),
+# where one of the system-wide file stays, and nothing of the sets is
+# left after. On PREEMPT_RT: cgroups=1 refused at runtime (EOPNOTSUPP).
+case_cgroup_trig() {
+	local s=$CG/trig f=$PSI_DIR/cgroup/trig m r nb ni nd nr i c d
+	mod_loaded || { bad "module not loaded"; return; }
+	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
+	if uname -v | grep -q PREEMPT_RT; then
+		m=$(dmesg_mark)
+		r=$(kit write $CGPARAM 1)
+		dmesg_since $m | grep 'cgroups=1' >> $EXPECTED
+		expect "PREEMPT_RT: cgroups=1 at runtime '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
+		note "PREEMPT_RT: cgroups=1 refused (${r%% *})"
+		return
+	fi
+	mkdir -p $s/busy $s/idle $s/gone $s/deleg
+	chown 65534:65534 $s/deleg $s/deleg/cgroup.procs $s/deleg/cgroup.subtree_control
+	r=$(kit write $CGPARAM 1)
+	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
+	[ "$r" = ok ] || return
+	# made after the groups came: its files are its maker's
+	r=$(kit mkdiras 65534 $s/deleg/own)
+	expect "mkdir as uid 65534 in a cgroup delegated to it: $r" [ "$r" = ok ]
+	expect "the files' tree differs from the cgroups': $(cg_files_diff | head -4 | tr '\n' ' ')" cg_files_wait
+	r=$(trig -u 65534 write $f/busy/cpu.pressure 'some 100000 2000000\n')
+	expect "uid 65534 writing root's cgroup's file: '$r', want the open's EACCES" \
+		eval 'case "$r" in open*EACCES) true ;; *) false ;; esac'
+	# privileged: a busy cgroup's file fires, an idle sibling's does not
+	for i in 0 1 2 3; do cg_run $s/busy $((i % 2)) 12; done
+	# and the top's file (the root cgroup's: the system's pressure)
+	trig watch $f/busy/cpu.pressure 'some 100000 1000000\n' 8 poll > $C/wb 2>&1 &
+	c=$!
+	trig watch $PSI_DIR/cgroup/cpu.pressure 'some 100000 1000000\n' 8 epoll > $C/wr 2>&1 &
+	i=$!
+	trig watch $f/idle/cpu.pressure 'some 100000 1000000\n' 8 epoll > $C/wi 2>&1
+	wait $c $i
+	bg_kill
+	nb=$(events_n $C/wb) ni=$(events_n $C/wi) nr=$(events_n $C/wr)
+	expect "the top's cpu some 100ms/1s events in 8 s under 4 spinners: ${nr:-none}, want >= 4: $(tr '\n' ' ' < $C/wr)" ige "${nr:-0}" 4
+	expect "busy cgroup's cpu some 100ms/1s events in 8 s under 4 spinners: ${nb:-none}, want >= 4: $(tr '\n' ' ' < $C/wb)" ige "${nb:-0}" 4
+	expect "busy cgroup's events only $(events_gaps $C/wb) ms apart, want >= 900 (one per window)" \
+		eval '[ "$(events_gaps $C/wb)" = - ] || ige "$(events_gaps $C/wb)" 900'
+	expect "idle cgroup's events: ${ni:-none}, want 0: $(tr '\n' ' ' < $C/wi)" [ "${ni:-x}" = 0 ]
+	# the delegated owner, unprivileged, on its own cgroup's file
+	for i in 0 1 2 3; do cg_run $s/deleg/own $((i % 2)) 14; done
+	trig -u 65534 watch $f/deleg/own/cpu.pressure 'some 100000 2000000\n' 11 poll > $C/wd 2>&1 &
+	c=$!
+	sleep 2
+	r=$(debug_line triggers)
+	wait $c
+	bg_kill
+	nd=$(events_n $C/wd)
+	if unpriv_triggers; then
+		expect "the owner's trigger counted as '$r', want '1 0' (averaging work)" [ "$r" = "1 0" ]
+	else
+		expect "the owner's trigger counted as '$r', want '0 1' (before the 6.5 rules: the fast path)" [ "$r" = "0 1" ]
+	fi
+	expect "uid 65534's 2 s trigger events on its cgroup in 11 s under spinners: ${nd:-none}, want >= 3: $(tr '\n' ' ' < $C/wd)" ige "${nd:-0}" 3
+	# a poller across its cgroup's rmdir, and across cgroups=0
+	trig watch $f/gone/memory.pressure 'some 100000 1000000\n' 10 poll > $C/wg 2>&1 &
+	c=$!
+	sleep 1
+	rmdir $s/gone
+	wait $c
+	r=$(grep '^gone' $C/wg)
+	expect "a poller across its cgroup's rmdir: '$(tr '\n' ' ' < $C/wg)', want woken with ERR" \
+		eval 'echo "$r" | grep -q ERR'
+	m=${r#gone } m=${m%% *}
+	expect "woken ${m:-?} ms after the start, want within 4 s (rmdir after 1 s)" ile "${m:-99999}" 4000
+	r=$(trig write $f/gone/memory.pressure 'some 100000 1000000\n' 2>&1)
+	expect "a write to a removed cgroup's file: '$r', want the open's ENOENT (or ENODEV, before the files' work)" \
+		eval 'case "$r" in open*ENOENT | ENODEV) true ;; *) false ;; esac'
+	# across cgroups=0: pollers of a cgroup's file and of the top's go,
+	# one of the system-wide file (the same set as the top's) stays
+	trig watch $f/idle/io.pressure 'some 100000 1000000\n' 10 epoll > $C/wt 2>&1 &
+	c=$!
+	trig watch $PSI_DIR/cgroup/memory.pressure 'some 100000 1000000\n' 10 poll > $C/wtop 2>&1 &
+	i=$!
+	trig watch $PSI_DIR/memory 'some 100000 1000000\n' 5 epoll > $C/wsys 2>&1 &
+	d=$!
+	sleep 1
+	r=$(debug_line trigger_sets)
+	expect "trigger sets with one cgroup trigger open: '$r', want >= 1" ige "${r:-0}" 1
+	m=$(dmesg_mark)
+	r=$(kit write $CGPARAM 0)
+	dmesg_since $m | grep 'went without files' >> $EXPECTED
+	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
+	wait $c $i $d
+	expect "a poller across cgroups=0: '$(tr '\n' ' ' < $C/wt)', want woken with ERR" grep -q '^gone.*ERR' $C/wt
+	expect "a poller of the top's file across cgroups=0: '$(tr '\n' ' ' < $C/wtop)', want woken with ERR" grep -q '^gone.*ERR' $C/wtop
+	expect "a poller of the system-wide file across cgroups=0: '$(tr '\n' ' ' < $C/wsys)', want its 5 s to the end" \
+		eval '! grep -q "^gone" $C/wsys && grep -q "^events " $C/wsys'
+	r="$(debug_line triggers) / $(debug_line trigger_sets)"
+	expect "after cgroups=0: triggers and sets '$r', want '0 0 / 0'" [ "$r" = "0 0 / 0" ]
+	rmdir $s/deleg/own $s/deleg $s/busy $s/idle $s
+	note "busy $nb events (min gap $(events_gaps $C/wb) ms), idle $ni, top $nr; owner $nd; rmdir: $(grep '^gone' $C/wg); cgroups=0: $(grep '^gone' $C/wt)"
+}
