@@ -870,6 +870,19 @@ case_cgroup_iomem() {
 	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
 }
 
+# cg_rt_refused: on PREEMPT_RT, where cgroups=1 cannot be, check that it
+# is refused at runtime (EOPNOTSUPP, said in dmesg) and succeed; else fail.
+cg_rt_refused() {
+	local m r
+	uname -v | grep -q PREEMPT_RT || return 1
+	m=$(dmesg_mark)
+	r=$(kit write $CGPARAM 1)
+	dmesg_since $m | grep 'cgroups=1' >> $EXPECTED
+	expect "PREEMPT_RT: cgroups=1 at runtime '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
+	note "PREEMPT_RT: cgroups=1 refused (${r%% *})"
+	return 0
+}
+
 # Per-cgroup pressure under a known load (cgroups=1 at runtime; on this
 # kernel the groups hang on the cgroups' own PSI pointers): CPU 0 runs two
 # spinners in a/a1/a3 and one in b, CPU 1 one in a, every task CPU-bound,
@@ -889,14 +902,7 @@ case_cgroup_acct() {
 	local s=$CG/acct m r w rs a3s a3f bs bf as af ds df tol
 	mod_loaded || { bad "module not loaded"; return; }
 	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
-	if uname -v | grep -q PREEMPT_RT; then
-		m=$(dmesg_mark)
-		r=$(kit write $CGPARAM 1)
-		dmesg_since $m | grep 'cgroups=1' >> $EXPECTED
-		expect "PREEMPT_RT: cgroups=1 at runtime '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
-		note "PREEMPT_RT: cgroups=1 refused (${r%% *})"
-		return
-	fi
+	cg_rt_refused && return
 	r=$(kit write $CGPARAM 1)
 	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
 	[ "$r" = ok ] || return
@@ -1090,14 +1096,7 @@ case_cgroup_trig() {
 	local s=$CG/trig f=$PSI_DIR/cgroup/trig m r nb ni nd nr i c d
 	mod_loaded || { bad "module not loaded"; return; }
 	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
-	if uname -v | grep -q PREEMPT_RT; then
-		m=$(dmesg_mark)
-		r=$(kit write $CGPARAM 1)
-		dmesg_since $m | grep 'cgroups=1' >> $EXPECTED
-		expect "PREEMPT_RT: cgroups=1 at runtime '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
-		note "PREEMPT_RT: cgroups=1 refused (${r%% *})"
-		return
-	fi
+	cg_rt_refused && return
 	mkdir -p $s/busy $s/idle $s/gone $s/deleg
 	chown 65534:65534 $s/deleg $s/deleg/cgroup.procs $s/deleg/cgroup.subtree_control
 	r=$(kit write $CGPARAM 1)
