@@ -544,10 +544,11 @@ memstall_teardown() {
 	rmdir /sys/fs/cgroup/hog
 	umount /sys/fs/cgroup
 }
-# memstall_hog SECS: a hog in the cgroup for SECS
+# memstall_hog SECS [DIR]: a hog in the cgroup DIR (memstall_setup's by
+# default) for SECS
 memstall_hog() {
 	local p
-	sh -c 'echo $$ > /sys/fs/cgroup/hog/cgroup.procs && exec memhog 64 600' > /dev/null 2>&1 &
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec memhog 64 600' hog "${2:-/sys/fs/cgroup/hog}" > /dev/null 2>&1 &
 	p=$!
 	sleep $1
 	kill -9 $p
@@ -762,10 +763,7 @@ case_sbs_cgroup_trig_iomem() {
 	pair_spec far memory.pressure "some 70000 1000000"
 	pair_spec fullnear memory.pressure "full 700000 1000000"
 	snap $C/a $K/memory.pressure
-	sh -c 'echo $$ > "$1/cgroup.procs" && exec memhog 64 600' hog $K > /dev/null 2>&1 &
-	r=$!
-	sleep 10
-	kill -9 $r
+	memstall_hog 10 $K
 	wait
 	snap $C/b $K/memory.pressure
 	note "kernel's sbti/mem memory some +$(snap_delta $C/a $C/b $K/memory.pressure some)us"
