@@ -878,12 +878,16 @@ static inline u32 *psim_word_on(struct psim_pcpu *pc, struct task_struct *p,
  * exec's pid swap changes that under the CPU's lock: with the table it is
  * told only with @pc locked (psim_switch_locked()).
  */
-enum psim_switch_kind { PSIM_SW_OTHER, PSIM_SW_SETTLED, PSIM_SW_SLEEP };
+enum psim_switch_kind {
+	PSIM_SW_OTHER, PSIM_SW_SETTLED, PSIM_SW_SLEEP,
+	/* both qualify, in a cgroup below the root: the groups to look up */
+	PSIM_SW_NESTED,
+};
 
 /* Both tasks count in the groups of the one on the CPU, which stay on it. */
-static noinline bool psim_switch_in_curr_grp(struct psim_pcpu *pc,
-					     struct task_struct *prev,
-					     struct task_struct *next)
+static __always_inline bool psim_switch_in_curr_grp(struct psim_pcpu *pc,
+						    struct task_struct *prev,
+						    struct task_struct *next)
 {
 	struct psim_cgroup *g = READ_ONCE(pc->curr_grp);
 
@@ -895,14 +899,32 @@ static noinline bool psim_switch_in_curr_grp(struct psim_pcpu *pc,
 	       psim_cgroup_of_task(next) == g;
 }
 
-/* Inlined in its callers: a call would save registers the quick paths need. */
+/* @prev's part, once both tasks qualify: settled, plain sleep or neither. */
+static __always_inline enum psim_switch_kind
+psim_switch_prev_kind(struct task_struct *prev, bool preempt, bool locked)
+{
+	unsigned int state = psim_task_state(prev);
+
+	if (preempt || state == TASK_RUNNING)
+		return PSIM_SW_SETTLED;
+	if ((!locked && !psim_words_in_tasks()) || state == TASK_DEAD ||
+	    prev->in_iowait || prev == READ_ONCE(psim_avgs_worker))
+		return PSIM_SW_OTHER;
+	return PSIM_SW_SLEEP;
+}
+
+/*
+ * Inlined in its callers: a call would save registers the quick paths need.
+ * With @groups, two tasks below the root cgroup are PSIM_SW_NESTED: the
+ * look-up of their groups is the caller's (psim_switch_nested_kind()), so
+ * that the root cgroup's switches pay for none of its registers.
+ */
 static __always_inline enum psim_switch_kind
 psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
-		 struct task_struct *next, bool preempt, unsigned int cpu,
-		 bool locked, bool groups)
+		 struct task_struct *next, bool preempt, bool locked,
+		 bool groups)
 {
-	unsigned int state;
-	u32 vp, vn, top = 0;
+	u32 vp, vn;
 
 	if (!prev->pid || !next->pid || !pc->st.oncpu || pc->st.curr_memstall)
 		return PSIM_SW_OTHER;
@@ -913,28 +935,37 @@ psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
 	} else if (!psim_word_val(prev, &vp) || !psim_word_val(next, &vn)) {
 		return PSIM_SW_OTHER;
 	}
-	if (groups) {
-		top = vp & vn & PSIM_TSK_TOPCG;
-		vp &= ~PSIM_TSK_TOPCG;
-		vn &= ~PSIM_TSK_TOPCG;
+	if (!groups) {
+		if (vp != psim_word_running(pc, false) ||
+		    vn != psim_word_running(pc, false))
+			return PSIM_SW_OTHER;
+		return psim_switch_prev_kind(prev, preempt, locked);
 	}
-	if (vp != psim_word_running(pc, groups) ||
-	    vn != psim_word_running(pc, groups))
-		return PSIM_SW_OTHER;
 	/*
-	 * Both in the groups of the CPU's task, which stay on it; both in
-	 * the root cgroup is in no group, without a look-up.
+	 * What differs from the running word (which has no PSIM_TSK_TOPCG)
+	 * may be that bit only. Both in the groups of the CPU's task, which
+	 * stay on it; both in the root cgroup is in no group, without a
+	 * look-up.
 	 */
-	if (groups && !(top ? !READ_ONCE(pc->curr_grp) :
-			      psim_switch_in_curr_grp(pc, prev, next)))
+	vp ^= psim_word_running(pc, true);
+	vn ^= psim_word_running(pc, true);
+	if ((vp | vn) & ~PSIM_TSK_TOPCG)
 		return PSIM_SW_OTHER;
-	state = psim_task_state(prev);
-	if (preempt || state == TASK_RUNNING)
-		return PSIM_SW_SETTLED;
-	if ((!locked && !psim_words_in_tasks()) || state == TASK_DEAD ||
-	    prev->in_iowait || prev == READ_ONCE(psim_avgs_worker))
+	if (!(vp & vn))
+		return PSIM_SW_NESTED;
+	if (READ_ONCE(pc->curr_grp))
 		return PSIM_SW_OTHER;
-	return PSIM_SW_SLEEP;
+	return psim_switch_prev_kind(prev, preempt, locked);
+}
+
+/* PSIM_SW_NESTED told: the groups looked up, then @prev's part. */
+static __always_inline enum psim_switch_kind
+psim_switch_nested_kind(struct psim_pcpu *pc, struct task_struct *prev,
+			struct task_struct *next, bool preempt, bool locked)
+{
+	if (!psim_switch_in_curr_grp(pc, prev, next))
+		return PSIM_SW_OTHER;
+	return psim_switch_prev_kind(prev, preempt, locked);
 }
 
 /*
@@ -1018,8 +1049,10 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 	if (groups || !psim_words_in_tasks()) {
 		enum psim_switch_kind kind;
 
-		kind = psim_switch_kind(pc, prev, next, preempt, cpu, true,
-					groups);
+		kind = psim_switch_kind(pc, prev, next, preempt, true, groups);
+		if (kind == PSIM_SW_NESTED)
+			kind = psim_switch_nested_kind(pc, prev, next, preempt,
+						       true);
 		if (kind == PSIM_SW_SLEEP) {
 			psim_sleep_commit(pc, cpu, psim_word_peek(prev));
 			WRITE_ONCE(pc->curr, next->pid);
@@ -1139,23 +1172,25 @@ static noinline void psim_switch_grouped_sleep(struct psim_pcpu *pc,
 }
 
 /*
- * A switch with per-cgroup accounting. Both short switches are told before
- * the lock as without the groups, and two more things must hold from the
- * test on: ->curr_grp and both tasks' cgroups. Both change only under a
- * move, which marks ->curr first (psim_mark_moved()), and ->curr is
- * @prev's plain pid until this switch writes it unless a move came. So
- * the settled switch writes it by compare-and-exchange from that pid, and
- * the plain sleep commits under the lock only if it still is; a switch
- * whose test may have read what a move changed goes the locked way.
+ * A switch with per-cgroup accounting, its kind told (@kind). Both short
+ * switches are told before the lock as without the groups, and two more
+ * things must hold from the test on: ->curr_grp and both tasks' cgroups.
+ * Both change only under a move, which marks ->curr first
+ * (psim_mark_moved()), and ->curr is @prev's plain pid until this switch
+ * writes it unless a move came. So the settled switch writes it by
+ * compare-and-exchange from that pid, and the plain sleep commits under the
+ * lock only if it still is; a switch whose test may have read what a move
+ * changed goes the locked way.
  */
-static noinline void psim_switch_grouped(struct psim_pcpu *pc,
-					 unsigned int cpu, bool preempt,
-					 struct task_struct *prev,
-					 struct task_struct *next)
+static __always_inline void psim_switch_grouped_kind(struct psim_pcpu *pc,
+						     bool preempt,
+						     struct task_struct *prev,
+						     struct task_struct *next,
+						     enum psim_switch_kind kind)
 {
 	pid_t curr = prev->pid;
 
-	switch (psim_switch_kind(pc, prev, next, preempt, cpu, false, true)) {
+	switch (kind) {
 	case PSIM_SW_SETTLED:
 		if (try_cmpxchg(&pc->curr, &curr, next->pid))
 			return;
@@ -1166,19 +1201,47 @@ static noinline void psim_switch_grouped(struct psim_pcpu *pc,
 	default:
 		break;
 	}
-	psim_switch_locked(pc, cpu, preempt, prev, next);
+	psim_switch_locked(pc, smp_processor_id(), preempt, prev, next);
+}
+
+/* Two tasks below the root cgroup: the look-up's registers are its own. */
+static noinline void psim_switch_nested(struct psim_pcpu *pc, bool preempt,
+					struct task_struct *prev,
+					struct task_struct *next)
+{
+	psim_switch_grouped_kind(pc, preempt, prev, next,
+				 psim_switch_nested_kind(pc, prev, next,
+							 preempt, false));
+}
+
+/*
+ * The CPU is found again on the locked way rather than kept in a register
+ * across the test.
+ */
+static __always_inline void psim_switch_grouped(struct psim_pcpu *pc,
+						bool preempt,
+						struct task_struct *prev,
+						struct task_struct *next)
+{
+	enum psim_switch_kind kind;
+
+	kind = psim_switch_kind(pc, prev, next, preempt, false, true);
+	if (kind == PSIM_SW_NESTED) {
+		psim_switch_nested(pc, preempt, prev, next);
+		return;
+	}
+	psim_switch_grouped_kind(pc, preempt, prev, next, kind);
 }
 
 static void psim_probe_switch(PSIM_SWITCH_PROTO)
 {
 	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
-	unsigned int cpu = smp_processor_id();
 
 	if (psim_groups_on()) {
-		psim_switch_grouped(pc, cpu, preempt, prev, next);
+		psim_switch_grouped(pc, preempt, prev, next);
 		return;
 	}
-	switch (psim_switch_kind(pc, prev, next, preempt, cpu, false, false)) {
+	switch (psim_switch_kind(pc, prev, next, preempt, false, false)) {
 	case PSIM_SW_SETTLED:
 		WRITE_ONCE(pc->curr, next->pid);
 		break;
@@ -1187,7 +1250,7 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 		psim_switch_sleep(pc);
 		break;
 	default:
-		psim_switch_locked(pc, cpu, preempt, prev, next);
+		psim_switch_locked(pc, smp_processor_id(), preempt, prev, next);
 	}
 }
 
