@@ -109,15 +109,25 @@ static bool psim_cgroup_is_root(struct cgroup *cgrp)
 
 static void psim_cgroup_avgs_work(struct work_struct *work);
 
+/*
+ * The groups and their per-CPU parts come from caches of their own, made
+ * with the groups and destroyed after the last group's free: a group left
+ * behind is then the slab allocator's warning at the destroy, and
+ * /proc/slabinfo counts them (unless the caches are merged with others of
+ * their size, which the slab_nomerge boot parameter stops).
+ */
+static struct kmem_cache *psim_group_cache, *psim_group_cpu_cache;
+
 static void psim_cgroup_kfree(struct psim_cgroup *g)
 {
 	int cpu;
 
 	psim_triggers_free(g->trig);
 	for_each_possible_cpu(cpu)
-		kfree(g->cpus[cpu]);
+		if (g->cpus[cpu])
+			kmem_cache_free(psim_group_cpu_cache, g->cpus[cpu]);
 	kfree(g->dir_name);
-	kfree(g);
+	kmem_cache_free(psim_group_cache, g);
 }
 
 /*
@@ -130,12 +140,13 @@ static struct psim_cgroup *psim_cgroup_alloc(struct cgroup *cgrp)
 	struct psim_cgroup *g;
 	int cpu;
 
-	g = kzalloc(struct_size(g, cpus, nr_cpu_ids), gfp);
+	g = kmem_cache_zalloc(psim_group_cache, gfp);
 	if (!g)
 		return NULL;
 	for_each_possible_cpu(cpu) {
-		g->cpus[cpu] = kzalloc_node(sizeof(*g->cpus[cpu]), gfp,
-					    cpu_to_node(cpu));
+		g->cpus[cpu] = kmem_cache_alloc_node(psim_group_cpu_cache,
+						     gfp | __GFP_ZERO,
+						     cpu_to_node(cpu));
 		if (!g->cpus[cpu]) {
 			psim_cgroup_kfree(g);
 			return NULL;
@@ -649,6 +660,18 @@ int psim_cgroups_start(bool on, bool kernel_psi)
 	psim_cgroup_wq = alloc_workqueue("psi_mod_cgroups", WQ_UNBOUND, 0);
 	if (!psim_cgroup_wq)
 		return -ENOMEM;
+	psim_group_cache = kmem_cache_create("psi_mod_group",
+					     struct_size((struct psim_cgroup *)NULL,
+							 cpus, nr_cpu_ids),
+					     0, SLAB_HWCACHE_ALIGN, NULL);
+	psim_group_cpu_cache = kmem_cache_create("psi_mod_group_cpu",
+						 sizeof(struct psim_cgroup_cpu),
+						 0, SLAB_HWCACHE_ALIGN, NULL);
+	if (!psim_group_cache || !psim_group_cpu_cache) {
+		pr_err("cgroups=1: out of memory for the groups' slab caches\n");
+		ret = -ENOMEM;
+		goto err;
+	}
 	psim_cgroups_slot = psim_have_cgroup_slot() && !kernel_psi;
 	psim_cgroups_adopted = false;
 	psim_cgroups_on = true;
@@ -708,6 +731,10 @@ void psim_cgroups_stop(void)
 	rcu_barrier();
 	destroy_workqueue(psim_cgroup_wq);
 	psim_cgroup_wq = NULL;
+	kmem_cache_destroy(psim_group_cpu_cache);
+	kmem_cache_destroy(psim_group_cache);
+	psim_group_cpu_cache = NULL;
+	psim_group_cache = NULL;
 }
 
 /* Whether there are groups for the probes to count tasks in. */

@@ -32,6 +32,7 @@ static void cg_reset(void)
 	shim_css_walk_hook = NULL;
 	shim_spin_hook = NULL;
 	shim_kmalloc_fail = 0;
+	shim_kmem_cache_fail = 0;
 	for (i = 0; i < shim_ntracepoints; i++)
 		shim_tracepoints[i].func = NULL;
 	live0 = shim_kmalloc_live;
@@ -100,6 +101,7 @@ static void stop_clean(void)
 {
 	psim_cgroups_stop();
 	TU_EQ(shim_kmalloc_live - live0, 0);
+	TU_EQ(shim_kmem_caches, 0);
 }
 
 /*
@@ -353,10 +355,41 @@ static void cgroup_start_nomem(void)
 	shim_kmalloc_fail = 1;
 	TU_EQS(psim_cgroups_start(true, false), -ENOMEM);
 	TU_EQ(shim_kmalloc_live - live0, 0);
+	TU_EQ(shim_kmem_caches, 0);
 	TU_CHECK(!shim_tp("cgroup_mkdir")->func && !shim_tp("cgroup_release")->func,
 		 "probes left attached after a failed start");
 	TU_EQ(dbg().on, 0);
 	TU_STREQ(groups(), "");
+}
+
+/*
+ * Either slab cache not made: the start fails before it attaches or
+ * walks anything, and the cache it made goes.
+ */
+static void cgroup_start_nocache(void)
+{
+	int n;
+
+	for (n = 1; n <= 2; n++) {
+		cg_reset();
+		build_tree();
+		shim_kmem_cache_fail = n;
+		TU_EQS(psim_cgroups_start(true, false), -ENOMEM);
+		TU_EQ(shim_kmem_cache_fail, 0);
+		TU_EQ(shim_kmem_caches, 0);
+		TU_EQ(shim_kmalloc_live - live0, 0);
+		TU_CHECK(!shim_tp("cgroup_mkdir")->func,
+			 "probes attached after a failed start");
+		TU_EQ(dbg().on, 0);
+		TU_STREQ(groups(), "");
+	}
+	/* and the next start makes both */
+	cg_reset();
+	build_tree();
+	TU_EQS(psim_cgroups_start(true, false), 0);
+	TU_EQ(shim_kmem_caches, 2);
+	TU_STREQ(groups(), TREE);
+	stop_clean();
 }
 
 /*
@@ -741,6 +774,7 @@ int main(void)
 	TU_RUN(cgroup_mkdir_nomem);
 	TU_RUN(cgroup_files);
 	TU_RUN(cgroup_start_nomem);
+	TU_RUN(cgroup_start_nocache);
 	TU_RUN(cgroup_walk_races);
 	TU_RUN(cgroup_accounting);
 	TU_RUN(cgroup_move_mid_switch);

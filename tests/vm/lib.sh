@@ -154,6 +154,10 @@ make_disk() {
 #     s.send(b"info registers -a\n");time.sleep(1);print(s.recv(65536).decode())' F)
 #   - loglevel=5 (not `quiet`): WARNING splats are KERN_WARNING (4) and must
 #     reach the serial log; `quiet` would hide them.
+#   - slab_nomerge: psi_mod's slab caches (the groups of cgroups=1) stay
+#     its own, not aliases of others of their size, so destroying one with
+#     objects left warns (a panic with panic_on_warn) and /proc/slabinfo
+#     lists them.
 #   - run_qemu (tests/lib/host.sh) watches every guest with a monitor
 #     socket for the stale-translation hang below (tests/lib/int3watch.py)
 #     and ends it early, naming it.
@@ -186,5 +190,5 @@ qemu_cmd() {
 		-drive "file=$disk,format=raw,if=virtio,cache=${PSI_VM_DISK_CACHE:-none}"
 		-serial mon:stdio -serial "file:$res"
 		-monitor "unix:${res%.results}.monitor,server=on,wait=off"
-		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 nokaslr loglevel=${PSI_VM_LOGLEVEL:-5} psitest.hz=$(kernel_hz "$kver") $extra")
+		-append "console=ttyS0 psi=$psi panic_on_warn=1 oops=panic panic=-1 slab_nomerge nokaslr loglevel=${PSI_VM_LOGLEVEL:-5} psitest.hz=$(kernel_hz "$kver") $extra")
 }

@@ -118,6 +118,66 @@ void kfree(const void *p)
 	free((void *)p);
 }
 
+int shim_kmem_cache_fail;
+int shim_kmem_caches;
+
+struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
+				     unsigned int align, unsigned long flags,
+				     void (*ctor)(void *))
+{
+	struct kmem_cache *s;
+
+	(void)align;
+	(void)flags;
+	if (ctor)
+		shim_fail("kmem_cache_create(%s): a constructor", name);
+	if (shim_kmem_cache_fail > 0 && --shim_kmem_cache_fail == 0)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		abort();
+	s->name = name;
+	s->size = size;
+	shim_kmem_caches++;
+	return s;
+}
+
+void kmem_cache_destroy(struct kmem_cache *s)
+{
+	if (!s)
+		return;
+	if (s->live)
+		shim_fail("kmem_cache_destroy(%s): %ld object(s) left", s->name,
+			  s->live);
+	shim_kmem_caches--;
+	free(s);
+}
+
+void *kmem_cache_alloc_node(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	void *p;
+
+	(void)node;
+	if (!(gfp & __GFP_ZERO))
+		shim_fail("kmem_cache_alloc(%s) without __GFP_ZERO: the shim zeroes",
+			  s->name);
+	p = kzalloc(s->size, gfp);
+	if (p)
+		s->live++;
+	return p;
+}
+
+void kmem_cache_free(struct kmem_cache *s, void *p)
+{
+	if (!p)
+		shim_fail("kmem_cache_free(%s, NULL)", s->name);
+	if (s->live <= 0)
+		shim_fail("kmem_cache_free(%s): more frees than allocations",
+			  s->name);
+	s->live--;
+	kfree(p);
+}
+
 /* ---- wait queues ---- */
 void __init_waitqueue_head(struct wait_queue_head *wq, const char *name,
 			   struct lock_class_key *key)

@@ -293,6 +293,29 @@ extern int shim_kmalloc_fail;		/* fail this many next ones */
 void *kzalloc(size_t n, gfp_t gfp);
 void kfree(const void *p);
 #define kzalloc_node(n, gfp, node)	((void)(node), kzalloc((n), (gfp)))
+/*
+ * Slab caches: their objects are kzalloc()'s (counted and failed as
+ * those); a cache counts its own, and destroying one that has any left
+ * fails the test, as the kernel warns. shim_kmem_cache_fail = n makes
+ * the n-th creation from now fail; the caches made and not destroyed are
+ * shim_kmem_caches.
+ */
+#define __GFP_ZERO		0x10u
+#define SLAB_HWCACHE_ALIGN	0x1u
+struct kmem_cache {
+	const char *name;
+	size_t size;
+	long live;
+};
+extern int shim_kmem_cache_fail;
+extern int shim_kmem_caches;
+struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
+				     unsigned int align, unsigned long flags,
+				     void (*ctor)(void *));
+void kmem_cache_destroy(struct kmem_cache *s);
+void *kmem_cache_alloc_node(struct kmem_cache *s, gfp_t gfp, int node);
+#define kmem_cache_zalloc(s, gfp)	kmem_cache_alloc_node((s), (gfp) | __GFP_ZERO, 0)
+void kmem_cache_free(struct kmem_cache *s, void *p);
 #define cpu_to_node(cpu)	((void)(cpu), 0)
 #define struct_size(p, member, n)					\
 	(sizeof(*(p)) + (size_t)(n) * sizeof((p)->member[0]))

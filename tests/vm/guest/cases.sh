@@ -537,6 +537,10 @@ unpriv_triggers() { [ "$(stat -c %a $PSI_DIR/cpu)" = 666 ]; }
 # EPOLLERR); the three wait styles see an event under a stall.
 # debug_line KEY: the rest of KEY's line in the debugfs state file
 debug_line() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print }' /sys/kernel/debug/psi_mod/state; }
+# slab_line CACHE: active objects, objects, object size, objects per slab
+slab_line() { awk -v k="$1" '$1 == k { print $2, $3, $4, $5 }' /proc/slabinfo; }
+# the possible CPUs (a group has a part for each)
+cpus_possible() { awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { m = split($i, r, "-"); n += m == 2 ? r[2] - r[1] + 1 : 1 } print n }' /sys/devices/system/cpu/possible; }
 
 # --- irq pressure (irq=1)
 # interrupt time psi_mod has seen, all CPUs (us): it stands still unless
@@ -690,6 +694,13 @@ case_cgroup_tree() {
 	cg_storm_wait
 	expect "cgroups made and removed: $CG_MADE, want $((${CG_ROUNDS:-250} * 12))" [ "$CG_MADE" = $((${CG_ROUNDS:-250} * 12)) ]
 	cg_check "after $CG_MADE cgroups made and removed in 4 streams"
+	# the groups' own slab caches (slab_nomerge on the command line keeps
+	# them apart): each destroyed at the unload and at cgroups=0, where
+	# one with objects left is the kernel's warning (a panic here)
+	set -- $(slab_line psi_mod_group) $(slab_line psi_mod_group_cpu)
+	expect "slab caches psi_mod_group, psi_mod_group_cpu listed: '$*'" [ $# = 8 ]
+	expect "psi_mod_group active objects ${1:-?} >= the groups $(debug_line cgroups | cut -d' ' -f1)" [ "${1:-0}" -ge "$(debug_line cgroups | cut -d' ' -f1)" ]
+	note "bytes per cgroup: psi_mod_group ${3:-?} + psi_mod_group_cpu ${7:-?} x $(cpus_possible) CPUs"
 	# load and unload in the middle of a storm
 	cg_storm_start 0
 	for i in $(seq ${CG_CYCLES:-8}); do
@@ -713,6 +724,7 @@ case_cgroup_tree() {
 	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
 	expect "groups listed after cgroups=0: $(wc -l < $CGDBG)" [ ! -s $CGDBG ]
 	expect "debug line after cgroups=0: '$(debug_line cgroups)'" [ -z "$(debug_line cgroups)" ]
+	expect "slab caches after cgroups=0: '$(slab_line psi_mod_group)$(slab_line psi_mod_group_cpu)', want none" [ -z "$(slab_line psi_mod_group)$(slab_line psi_mod_group_cpu)" ]
 	mkdir -p $CG/rt/a/b
 	r=$(kit write $CGPARAM 1)
 	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
