@@ -74,7 +74,8 @@ DATA='^(\.[a-z.]+[0-9]*|\.rodata\.str[0-9.]+|\.LC[0-9]+|init_pid_ns|rcu_lock_map
 # probes: cgroup_mkdir and cgroup_release fire in process context, with
 # cgroup_mutex held and inside the tracing path's spinlock_t, interrupts
 # off. There a spinlock_t of their own, an allocation that does not sleep
-# (the source asks GFP_ATOMIC: the object code cannot tell the flags), an
+# (from kmalloc or from the groups' own slab caches, and their frees; the
+# source asks GFP_ATOMIC: the object code cannot tell the flags), an
 # RCU-deferred free or work item, a group's part per CPU allocated on the
 # CPU's node without sleeping (GFP_ATOMIC again) and freed if another
 # fails, the setup of its mutex and of its works (their timer, and on a
@@ -85,7 +86,7 @@ DATA='^(\.[a-z.]+[0-9]*|\.rodata\.str[0-9.]+|\.LC[0-9]+|init_pid_ns|rcu_lock_map
 # preemption off, as tracepoint probes run: there psim_cgroups_start()
 # refuses cgroups=1, so these calls never run.
 CGROOTS='^psim_cgprobe_'
-CGALLOW='^(kmalloc_trace(_noprof)?|kmalloc_node_trace(_noprof)?|__kmalloc(_cache)?(_node)?(_noprof)?|kfree|kmem_cache_alloc(_node)?_trace|kmalloc_caches|kv?free_call_rcu|queue_rcu_work|__mutex_init|init_timer_key|lockdep_init_map_type|delayed_work_timer_fn|__list_(add|del_entry)_valid(_or_report)?|rt_spin_(lock|unlock)|__mutex_rt_init|rt_mutex_base_init)$'
+CGALLOW='^(kmalloc_trace(_noprof)?|kmalloc_node_trace(_noprof)?|__kmalloc(_cache)?(_node)?(_noprof)?|kfree|kmem_cache_alloc(_node)?(_trace|_noprof)?|kmem_cache_free|kmalloc_caches|kv?free_call_rcu|queue_rcu_work|__mutex_init|init_timer_key|lockdep_init_map_type|delayed_work_timer_fn|__list_(add|del_entry)_valid(_or_report)?|rt_spin_(lock|unlock)|__mutex_rt_init|rt_mutex_base_init)$'
 CGDATA='cgrp_dfl_root|numa_node'
 
 # The module's own data objects, which one of its files may share with
