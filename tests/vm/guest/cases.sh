@@ -751,13 +751,30 @@ case_cgroup_tree() {
 # debugfs, "<cgroup id> <resource> some|full avg10=... total=..."
 CGP=/sys/kernel/debug/psi_mod/cgroup_pressure
 # cg_snap OUT FILE...: kit snap of FILE... and of $CGP, whose lines read
-# as the files "cg:<id>:<resource>" for snap_val and snap_delta
+# as the files "cg:<id>:<resource>" for snap_val and snap_delta. Each
+# FILE of a cgroup (the kernel's) is followed by psi_mod's file for the
+# same cgroup and resource in its tree, read right after it: then the two
+# are read microseconds apart in both snapshots, not the whole list
+# apart, which a host that stalls the guest stretches, and the tree's
+# figures stand for the group's (those of $CGP for any other group).
 cg_snap() {
-	local o=$1
+	local o=$1 f d m args= map=$C/cgsnap.map
 	shift
-	kit snap "$@" $CGP | awk -v p=$CGP '
-		$1 == p { f = "cg:" $2 ":" $3; $1 = $2 = $3 = ""
-			  sub(/^ +/, ""); print f, $0; next }
+	: > $map
+	for f in "$@"; do
+		args="$args $f"
+		d=${f%/*}
+		case $d in $CG/*) ;; *) continue ;; esac
+		m=$PSI_DIR/cgroup/${d#$CG/}/${f##*/}
+		[ -f "$m" ] || continue
+		args="$args $m"
+		echo "$m $(cg_file $d ${f##*/})" >> $map
+	done
+	kit snap $args $CGP | awk -v p=$CGP -v map=$map '
+		BEGIN { while ((getline l < map) > 0) { split(l, a, " "); sub(/\.pressure$/, "", a[2]); tree[a[1]] = a[2] } }
+		$1 in tree { f = tree[$1]; seen[f] = 1; $1 = ""; print f $0; next }
+		$1 == p { f = "cg:" $2 ":" $3; if (f in seen) next
+			  $1 = $2 = $3 = ""; sub(/^ +/, ""); print f, $0; next }
 		{ print }' > "$o"
 }
 # cg_begin: the module loaded, cgroup2 mounted on $CG and cgroups=1

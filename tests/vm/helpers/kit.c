@@ -86,12 +86,14 @@ static long long now_us(void)
 
 static int do_snap(int n, char **files)
 {
-	// up to 32 files; a file may be long (debugfs psi_mod/cgroup_pressure)
-	static char buf[32][65536];
-	ssize_t len[32];
+	// up to 64 files; a file may be long (debugfs psi_mod/cgroup_pressure)
+	static char buf[64][65536];
+	ssize_t len[64];
 	int err = 0;
-	if (n > 32)
-		n = 32;
+	if (n > 64) {
+		fprintf(stderr, "kit snap: %d files, at most 64\n", n);
+		return 2;
+	}
 	long long t = now_us();
 	// read everything first, print afterwards: keeps the reads back to back
 	for (int i = 0; i < n; i++) {
