@@ -194,6 +194,10 @@ ssize_t psim_trigger_write_top(struct file *file, const char __user *buf,
 __poll_t psim_trigger_poll(struct psim_trigger **slot,
 			   struct file *file, struct poll_table_struct *wait);
 void psim_trigger_release(struct psim_trigger **slot);
+ssize_t psim_trigger_write_kbuf(struct file *file, const char *buf,
+				size_t nbytes, enum psim_res res,
+				struct psim_cgroup *cg, struct psim_trigger **slot);
+void psim_trigger_release_live(struct psim_trigger **slot);
 void psim_triggers_avgs_update(struct psim_triggers *ts, u64 now,
 			       const u64 *total, const u64 *seen);
 unsigned long psim_triggers_polled(void);
@@ -381,6 +385,8 @@ static inline void psim_cgroup_wake_clock(struct psim_cgroup *g)
 
 int psim_cgroups_start(bool on, bool kernel_psi);
 void psim_cgroups_stop(void);
+int psim_cgroups_cgroupfs(bool on);
+bool psim_cgroups_cgroupfs_wanted(void);
 bool psim_cgroups_counting(void);
 
 struct psim_cgroups_debug {
@@ -411,6 +417,14 @@ struct proc_dir_entry *psim_proc_cgroup_dir(const char *name,
 					    struct psim_cgroup *g, kuid_t uid,
 					    kgid_t gid);
 bool psim_proc_cgroup_file_name(const char *name);
+int psim_group_show(struct seq_file *m, struct psim_cgroup *g,
+		    enum psim_res res);
+bool psim_proc_has_irq(void);
+
+/* psi_cgroupfs.c */
+int psim_cgroupfs_up(bool kernel_psi, bool irq);
+void psim_cgroupfs_down(void);
+bool psim_cgroupfs_live(void);
 int psim_copy_from_user(void *dst, const void __user *src, size_t len);
 
 #endif /* PSI_MOD_H */

@@ -399,13 +399,13 @@ PSIM_PROC_OPS(cpu);
 PSIM_PROC_OPS(irq);
 
 /*
- * A cgroup's files, <res>.pressure: the kernel's format, its group's
- * figures (NULL for the root: the system-wide ones), and its triggers. A
- * non-root group's cpu full is its own, as in the kernel.
+ * A cgroup's <res>.pressure, here and in cgroupfs (psi_cgroupfs.c): the
+ * kernel's format, group @g's figures (NULL for the root: the system-wide
+ * ones). A non-root group's cpu full is its own, as in the kernel.
  */
-static int psim_cgroup_pressure_show(struct seq_file *m, enum psim_res res)
+int psim_group_show(struct seq_file *m, struct psim_cgroup *g,
+		    enum psim_res res)
 {
-	struct psim_cgroup *g = ((struct psim_pfile *)m->private)->g;
 	unsigned long avg[2][3];
 	u64 total[2];
 	int full;
@@ -417,6 +417,17 @@ static int psim_cgroup_pressure_show(struct seq_file *m, enum psim_res res)
 	     full < 2 - (res == PSIM_CPU && !PSIM_CPU_FULL_LINE); full++)
 		psim_show_line(m, full, avg[full], total[full]);
 	return 0;
+}
+
+static int psim_cgroup_pressure_show(struct seq_file *m, enum psim_res res)
+{
+	return psim_group_show(m, ((struct psim_pfile *)m->private)->g, res);
+}
+
+/* Whether the files include irq's (irq=1), the cgroups' too */
+bool psim_proc_has_irq(void)
+{
+	return psim_proc_irq;
 }
 
 /*

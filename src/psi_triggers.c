@@ -93,6 +93,7 @@
 struct psim_waitq {
 	wait_queue_head_t wait;
 	struct list_head parked;	/* on psim_parked */
+	bool orphan;			/* parked, its trigger destroyed */
 };
 
 struct psim_trigger {
@@ -534,6 +535,75 @@ static struct psim_waitq *psim_waitq_alloc(void)
 }
 
 /*
+ * The trigger @buf (NUL-terminated) asks for, made and published in
+ * @slot; the caller serializes the writes to its file (see below).
+ */
+static ssize_t psim_trigger_add_buf(struct file *file, const char *buf,
+				    size_t nbytes, enum psim_res res,
+				    struct psim_cgroup *cg, bool top,
+				    struct psim_trigger **slot)
+{
+	u32 threshold_us, window_us;
+	struct psim_triggers *ts;
+	enum psim_states state;
+	struct psim_trigger *t;
+	bool privileged, full;
+	ssize_t ret;
+
+	if (*slot)
+		return -EBUSY;
+	if (sscanf(buf, "some %u %u", &threshold_us, &window_us) == 2)
+		full = false;
+	else if (sscanf(buf, "full %u %u", &threshold_us, &window_us) == 2)
+		full = true;
+	else
+		return -EINVAL;
+	privileged = psim_trigger_privileged(PSIM_TRIGGER_RULES,
+					     cap_raised(file->f_cred->cap_effective,
+							CAP_SYS_RESOURCE));
+	ret = psim_trigger_check(PSIM_TRIGGER_RULES, res, full, threshold_us,
+				 window_us, privileged, &state);
+	if (ret)
+		return ret;
+
+	ts = psim_triggers_of(cg);
+	t = ts ? kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT) : NULL;
+	if (t)
+		t->wq = psim_waitq_alloc();
+	if (!t || !t->wq) {
+		kfree(t);
+		return -ENOMEM;
+	}
+	psim_trigger_init(&t->w, state, threshold_us, window_us, 0, 0);
+	t->agg = privileged ? PSIM_POLL : PSIM_AVGS;
+	t->ts = ts;
+	t->top = top;
+
+	down_read(&ts->rwsem);
+	if (ts->dead || (top && psim_top_dead)) {
+		/*
+		 * The files are going away: as procfs answers after that, or
+		 * the kernel's file of a removed cgroup
+		 */
+		ret = ts->dead ? ts->dead_errno : -ENODEV;
+		up_read(&ts->rwsem);
+		kfree(t->wq);
+		kfree(t);
+		return ret;
+	}
+	ret = psim_trigger_add(ts, t);
+	up_read(&ts->rwsem);
+	if (ret) {
+		kfree(t->wq);
+		kfree(t);
+		return ret;
+	}
+	/* a trigger fully set up before poll sees it (smp_load_acquire()) */
+	smp_store_release(slot, t);
+	return nbytes;
+}
+
+/*
  * A write to a pressure file, as the kernel's psi_write(): at most 32
  * bytes copied, the last one replaced by the terminating NUL; an empty
  * write EINVAL; one trigger per descriptor (EBUSY, before any parsing);
@@ -551,12 +621,7 @@ static ssize_t psim_trigger_create(struct file *file, const char __user *ubuf,
 	struct seq_file *seq = file->private_data;
 	size_t len = psim_trigger_copy_len(nbytes);
 	char buf[PSIM_TRIGGER_BUF];
-	u32 threshold_us, window_us;
-	struct psim_triggers *ts;
-	enum psim_states state;
-	struct psim_trigger *t;
-	bool privileged, full;
-	int ret;
+	ssize_t ret;
 
 	if (!len)
 		return -EINVAL;
@@ -566,65 +631,22 @@ static ssize_t psim_trigger_create(struct file *file, const char __user *ubuf,
 	buf[len - 1] = '\0';
 
 	mutex_lock(&seq->lock);
-	if (*slot) {
-		ret = -EBUSY;
-		goto out;
-	}
-	if (sscanf(buf, "some %u %u", &threshold_us, &window_us) == 2) {
-		full = false;
-	} else if (sscanf(buf, "full %u %u", &threshold_us, &window_us) == 2) {
-		full = true;
-	} else {
-		ret = -EINVAL;
-		goto out;
-	}
-	privileged = psim_trigger_privileged(PSIM_TRIGGER_RULES,
-					     cap_raised(file->f_cred->cap_effective,
-							CAP_SYS_RESOURCE));
-	ret = psim_trigger_check(PSIM_TRIGGER_RULES, res, full, threshold_us,
-				 window_us, privileged, &state);
-	if (ret)
-		goto out;
-
-	ts = psim_triggers_of(cg);
-	t = ts ? kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT) : NULL;
-	if (t)
-		t->wq = psim_waitq_alloc();
-	if (!t || !t->wq) {
-		kfree(t);
-		ret = -ENOMEM;
-		goto out;
-	}
-	psim_trigger_init(&t->w, state, threshold_us, window_us, 0, 0);
-	t->agg = privileged ? PSIM_POLL : PSIM_AVGS;
-	t->ts = ts;
-	t->top = top;
-
-	down_read(&ts->rwsem);
-	if (ts->dead || (top && psim_top_dead)) {
-		/*
-		 * The files are going away: as procfs answers after that, or
-		 * the kernel's file of a removed cgroup
-		 */
-		ret = ts->dead ? ts->dead_errno : -ENODEV;
-		up_read(&ts->rwsem);
-		kfree(t->wq);
-		kfree(t);
-		goto out;
-	}
-	ret = psim_trigger_add(ts, t);
-	up_read(&ts->rwsem);
-	if (ret) {
-		kfree(t->wq);
-		kfree(t);
-		goto out;
-	}
-	/* a trigger fully set up before poll sees it (smp_load_acquire()) */
-	smp_store_release(slot, t);
-	ret = nbytes;
-out:
+	ret = psim_trigger_add_buf(file, buf, nbytes, res, cg, top, slot);
 	mutex_unlock(&seq->lock);
 	return ret;
+}
+
+/*
+ * A write to a cgroupfs file (psi_cgroupfs.c): @buf is kernfs's copy of
+ * the whole write, NUL-terminated, parsed whole as the kernel's cgroup
+ * files do; kernfs holds the open file's mutex. @cg NULL: the root
+ * cgroup's file, a top file.
+ */
+ssize_t psim_trigger_write_kbuf(struct file *file, const char *buf,
+				size_t nbytes, enum psim_res res,
+				struct psim_cgroup *cg, struct psim_trigger **slot)
+{
+	return psim_trigger_add_buf(file, buf, nbytes, res, cg, !cg, slot);
 }
 
 ssize_t psim_trigger_write(struct file *file, const char __user *ubuf,
@@ -686,8 +708,14 @@ void psim_trigger_release(struct psim_trigger **slot)
 	*slot = NULL;
 	psim_trigger_del(t);
 	/* t->parked is set under the list lock psim_trigger_del() took */
-	if (!t->parked)
+	if (!t->parked) {
 		kfree(t->wq);
+	} else {
+		/* only now may psim_reap_parked() free it */
+		mutex_lock(&psim_wq_lock);
+		t->wq->orphan = true;
+		mutex_unlock(&psim_wq_lock);
+	}
 	kfree(t);
 }
 
@@ -815,10 +843,35 @@ static void psim_park(struct psim_trigger *t, void *arg)
 {
 	if (!psim_waiters(t))
 		return;
-	t->parked = true;
+	/* a shutdown and a cgroupfs file's release may both come here */
 	mutex_lock(&psim_wq_lock);
-	list_add(&t->wq->parked, &psim_parked);
+	if (!t->parked) {
+		t->parked = true;
+		list_add(&t->wq->parked, &psim_parked);
+	}
 	mutex_unlock(&psim_wq_lock);
+}
+
+/*
+ * The release of a cgroupfs file (psi_cgroupfs.c): kernfs calls it at the
+ * last close, or at once when the file goes (its cgroup's rmdir, the
+ * files' removal) with the descriptor still open, its set maybe live.
+ * kernfs lets no poll in after that, so the waiters on the queue now are
+ * all there will be: woken with the error, detached as at a shutdown, the
+ * queue parked if select() or poll() entries are left on it.
+ */
+void psim_trigger_release_live(struct psim_trigger **slot)
+{
+	struct psim_trigger *t = *slot;
+
+	if (t && psim_waiters(t)) {
+		wake_up_poll(&t->wq->wait, EPOLLERR | EPOLLPRI);
+		psim_pollfree(t, NULL);
+		psim_park(t, NULL);
+		/* POLLFREE's rule: epoll reads the queue head under RCU */
+		synchronize_rcu();
+	}
+	psim_trigger_release(slot);
 }
 
 /* Free the parked queues that are empty now; the count of those still not. */
@@ -832,8 +885,10 @@ static unsigned long psim_reap_parked(void)
 		/*
 		 * Empty under its lock: the last poller's poll_freewait() has
 		 * unlocked it and touches it no more, and nothing adds to it.
+		 * A cgroupfs file may outlive its set's shutdown: its trigger
+		 * frees nothing before it is destroyed.
 		 */
-		if (psim_waitq_busy(wq)) {
+		if (!wq->orphan || psim_waitq_busy(wq)) {
 			busy++;
 			continue;
 		}
