@@ -282,4 +282,42 @@ static inline void psim_kernfs_owner(struct kernfs_node *kn, kuid_t *uid,
  */
 #define PSIM_PROBE_MAY_ALLOCATE	(!IS_ENABLED(CONFIG_PREEMPT_RT))
 
+/*
+ * cgroupfs=1 (psi_cgroupfs.c) adds its files through the perf_event
+ * controller, there on the default hierarchy in every cgroup with
+ * CONFIG_CGROUP_PERF.
+ */
+#ifdef CONFIG_CGROUP_PERF
+#define PSIM_HAVE_CGROUPFS		1
+#define PSIM_CGROUPFS_SSID		perf_event_cgrp_id
+#define psim_cgroupfs_ss_enabled()	cgroup_subsys_enabled(perf_event_cgrp_subsys)
+#else
+#define PSIM_HAVE_CGROUPFS		0
+#define PSIM_CGROUPFS_SSID		0
+#define psim_cgroupfs_ss_enabled()	false
+#endif
+
+/*
+ * A kernel function's start from the address a kprobe on its symbol got:
+ * on an IBT kernel that sits after the function's ENDBR instruction.
+ */
+#ifdef CONFIG_X86_KERNEL_IBT
+#include <asm/ibt.h>
+#include <linux/uaccess.h>
+static inline void *psim_fn_start(void *addr)
+{
+	u32 insn;
+
+	if (!get_kernel_nofault(insn, (u32 *)(addr - ENDBR_INSN_SIZE)) &&
+	    is_endbr(insn))
+		return addr - ENDBR_INSN_SIZE;
+	return addr;
+}
+#else
+static inline void *psim_fn_start(void *addr)
+{
+	return addr;
+}
+#endif
+
 #endif /* PSI_MOD_COMPAT_H */

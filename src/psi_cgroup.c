@@ -389,6 +389,9 @@ static unsigned long psim_cgroups_files_failed;	/* ditto */
 static DEFINE_MUTEX(psim_cgroup_files_lock);
 static struct proc_dir_entry *psim_cgroup_procdir;	/* files_lock */
 static char psim_cgroup_name[NAME_MAX + 2];		/* files_lock */
+/* cgroupfs=1: the files in cgroupfs too, with the tree (files_lock) */
+static bool psim_cgroupfs_want;
+static bool psim_cgroups_kernel_psi;
 static void psim_cgroup_files_fn(struct work_struct *work);
 static DECLARE_WORK(psim_cgroup_files_work, psim_cgroup_files_fn);
 
@@ -589,6 +592,10 @@ static void psim_cgroup_files_up(void)
 		psim_cgroup_files_queue(g);
 	}
 	spin_unlock_irq(&psim_cgroup_lock);
+	/* the groups are all there: the files may find theirs */
+	if (psim_cgroupfs_want &&
+	    psim_cgroupfs_up(psim_cgroups_kernel_psi, psim_proc_has_irq()))
+		psim_cgroupfs_want = false;
 }
 
 /*
@@ -606,6 +613,8 @@ static void psim_cgroup_files_down(void)
 	psim_cgroup_files_on = false;
 	spin_unlock_irq(&psim_cgroup_lock);
 	mutex_lock(&psim_cgroup_files_lock);
+	/* first: their triggers are in the groups' sets, still live */
+	psim_cgroupfs_down();
 	spin_lock_irq(&psim_cgroup_lock);
 	top = psim_cgroup_top;
 	psim_cgroup_top = NULL;
@@ -641,6 +650,33 @@ void psim_cgroups_files_stop(void)
 }
 
 /*
+ * cgroupfs=: whether the files are wanted in cgroupfs too; at once if the
+ * tree is there. An error if they were wanted and could not be made.
+ */
+int psim_cgroups_cgroupfs(bool on)
+{
+	int ret = 0;
+
+	mutex_lock(&psim_cgroup_files_lock);
+	psim_cgroupfs_want = on;
+	if (!on) {
+		psim_cgroupfs_down();
+	} else if (psim_cgroup_top) {
+		ret = psim_cgroupfs_up(psim_cgroups_kernel_psi,
+				       psim_proc_has_irq());
+		if (ret)
+			psim_cgroupfs_want = false;
+	}
+	mutex_unlock(&psim_cgroup_files_lock);
+	return ret;
+}
+
+bool psim_cgroups_cgroupfs_wanted(void)
+{
+	return READ_ONCE(psim_cgroupfs_want);
+}
+
+/*
  * The groups (@on), before the probes count in them (psim_probes_cgroups());
  * @kernel_psi: the kernel's own PSI is on, and its cgroup slots its own.
  */
@@ -673,6 +709,9 @@ int psim_cgroups_start(bool on, bool kernel_psi)
 		goto err;
 	}
 	psim_cgroups_slot = psim_have_cgroup_slot() && !kernel_psi;
+	mutex_lock(&psim_cgroup_files_lock);
+	psim_cgroups_kernel_psi = kernel_psi;
+	mutex_unlock(&psim_cgroup_files_lock);
 	psim_cgroups_adopted = false;
 	psim_cgroups_on = true;
 	psim_cgroups_made = 0;

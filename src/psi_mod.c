@@ -485,7 +485,38 @@ static const struct kernel_param_ops psim_cgroups_ops = {
 	.get = psim_bool_get,
 };
 module_param_cb(cgroups, &psim_cgroups_ops, &psim_cgroups, 0644);
-MODULE_PARM_DESC(cgroups, "Per-cgroup pressure for every cgroup2 cgroup (1; files in <proc_dir>/cgroup/<path>/, no per-cgroup triggers yet), or not (0, default); writable at runtime");
+MODULE_PARM_DESC(cgroups, "Per-cgroup pressure for every cgroup2 cgroup (1; files and triggers in <proc_dir>/cgroup/<path>/), or not (0, default); writable at runtime");
+
+/*
+ * cgroupfs=1: with cgroups=1, the pressure files in cgroupfs too, in every
+ * cgroup2 cgroup (psi_cgroupfs.c). Writable at runtime; refused with the
+ * reason in dmesg where the kernel cannot take them (the parameter then
+ * reads N, the /proc tree stays); at the load that fails nothing else.
+ */
+static int psim_cgroupfs_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int ret;
+
+	if (psim_param_bool(kp, val, &on))
+		return -EINVAL;
+	mutex_lock(&psim_ctl_lock);
+	ret = psim_cgroups_cgroupfs(on);
+	mutex_unlock(&psim_ctl_lock);
+	return ret;
+}
+
+static int psim_cgroupfs_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%c\n", psim_cgroups_cgroupfs_wanted() ? 'Y' : 'N');
+}
+
+static const struct kernel_param_ops psim_cgroupfs_ops = {
+	.set = psim_cgroupfs_set,
+	.get = psim_cgroupfs_get,
+};
+module_param_cb(cgroupfs, &psim_cgroupfs_ops, NULL, 0644);
+MODULE_PARM_DESC(cgroupfs, "With cgroups=1, also the pressure files in cgroupfs, {io,memory,cpu}.pressure in every cgroup2 cgroup (1), where the kernel's PSI is off; or not (0, default); writable at runtime");
 
 /*
  * proc_dir names one directory under /proc: letters, digits, '.', '-' and

@@ -347,6 +347,57 @@ static void cgroup_files(void)
 	TU_EQ(shim_proc_live - live, 0);
 }
 
+/*
+ * cgroupfs=: the cgroupfs files come with the tree when wanted, go before
+ * it (and before the groups), follow a runtime switch, and a refusal
+ * leaves them unwanted with the tree standing.
+ */
+static void cgroup_cgroupfs(void)
+{
+	struct proc_dir_entry *top;
+	int live = shim_proc_live;
+
+	cg_reset();
+	build_tree();
+	TU_EQS(psim_cgroups_cgroupfs(true), 0);
+	TU_EQ(shim_cgroupfs_live, 0);
+	TU_EQS(psim_cgroups_start(true, false), 0);
+	top = psim_proc_cgroup_dir("pressure", NULL, NULL, GLOBAL_ROOT_UID,
+				   GLOBAL_ROOT_GID);
+	psim_cgroups_files_start(top);
+	TU_EQ(shim_cgroupfs_live, 1);
+	TU_EQ(psim_cgroups_cgroupfs_wanted(), 1);
+	/* off and on at runtime, the tree staying */
+	TU_EQS(psim_cgroups_cgroupfs(false), 0);
+	TU_EQ(shim_cgroupfs_live, 0);
+	TU_CHECK(shim_proc_find(top, "cgroup") != NULL, "the tree went too");
+	TU_EQS(psim_cgroups_cgroupfs(true), 0);
+	TU_EQ(shim_cgroupfs_live, 1);
+	/* the tree goes: they go first; it comes back: they too */
+	psim_cgroups_files_stop();
+	TU_EQ(shim_cgroupfs_live, 0);
+	psim_cgroups_files_start(top);
+	TU_EQ(shim_cgroupfs_live, 1);
+	/* cgroups=0 */
+	psim_cgroups_stop();
+	TU_EQ(shim_cgroupfs_live, 0);
+	/* refused: unwanted, an error, the tree standing */
+	shim_cgroupfs_fail = 1;
+	TU_EQ(psim_cgroups_cgroupfs_wanted(), 1);
+	TU_EQS(psim_cgroups_start(true, false), 0);
+	TU_EQ(shim_cgroupfs_live, 0);
+	TU_EQ(psim_cgroups_cgroupfs_wanted(), 0);
+	TU_CHECK(shim_proc_find(top, "cgroup") != NULL, "no tree after a refusal");
+	TU_EQS(psim_cgroups_cgroupfs(true), -EOPNOTSUPP);
+	TU_EQ(psim_cgroups_cgroupfs_wanted(), 0);
+	shim_cgroupfs_fail = 0;
+	psim_cgroups_stop();
+	psim_cgroups_files_stop();
+	proc_remove(top);
+	TU_EQ(shim_proc_live - live, 0);
+	TU_EQ(shim_kmalloc_live - live0, 0);
+}
+
 /* No memory at the start's walk: the start fails and leaves nothing. */
 static void cgroup_start_nomem(void)
 {
@@ -773,6 +824,7 @@ int main(void)
 	TU_RUN(cgroup_mkdir_release);
 	TU_RUN(cgroup_mkdir_nomem);
 	TU_RUN(cgroup_files);
+	TU_RUN(cgroup_cgroupfs);
 	TU_RUN(cgroup_start_nomem);
 	TU_RUN(cgroup_start_nocache);
 	TU_RUN(cgroup_walk_races);

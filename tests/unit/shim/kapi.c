@@ -568,6 +568,28 @@ struct proc_dir_entry *psim_proc_cgroup_dir(const char *name,
 	return de;
 }
 
+/* stand-ins of psi_proc.c's and psi_cgroupfs.c's (a booted kernel's) */
+bool psim_proc_has_irq(void)
+{
+	return false;
+}
+
+int shim_cgroupfs_live, shim_cgroupfs_fail;
+
+int psim_cgroupfs_up(bool kernel_psi, bool irq)
+{
+	(void)irq;
+	if (kernel_psi || shim_cgroupfs_fail)
+		return -EOPNOTSUPP;
+	shim_cgroupfs_live = 1;
+	return 0;
+}
+
+void psim_cgroupfs_down(void)
+{
+	shim_cgroupfs_live = 0;
+}
+
 bool psim_proc_cgroup_file_name(const char *name)
 {
 	return !strcmp(name, "cpu.pressure") || !strcmp(name, "io.pressure") ||

@@ -487,6 +487,7 @@ char *kstrdup(const char *s, gfp_t gfp);
 struct proc_dir_entry;
 void proc_remove(struct proc_dir_entry *de);
 extern int shim_proc_live;		/* directories not removed */
+extern int shim_cgroupfs_live, shim_cgroupfs_fail;	/* psim_cgroupfs_up/down() */
 extern int shim_proc_fail;		/* fail the next directories */
 /* called as a directory is made, before anything else */
 extern void (*shim_proc_hook)(const char *name);

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cgroupfs=1: the pressure files in cgroupfs itself, where systemd-oomd,
+ * oomd and the container stacks open them: {io,memory,cpu}.pressure (and
+ * irq.pressure with irq=1) in every cgroup2 cgroup, the root's the
+ * system-wide figures, as the kernel's with its PSI on.
+ *
+ * Nothing of the kernel is patched. The files are cftypes of psi_mod's on
+ * the perf_event controller, which is on the default hierarchy implicitly,
+ * with a css in every cgroup, threaded ones and the root included; named
+ * without the controller's prefix. cgroup_add_dfl_cftypes() makes them in
+ * every cgroup there is and, from then on, in each new cgroup at its mkdir
+ * before the directory goes live; cgroup_rm_cftypes() takes them all away,
+ * kernfs waiting for the handlers running and releasing the open files.
+ * A cgroup made after that has them owned by its maker, as the kernel's
+ * own files; one made before gets its maker's owner on them then
+ * (kernfs_setattr(), as cgroup_kn_set_ugid() at its mkdir). None of the
+ * three functions is exported: their addresses come from a kprobe on each
+ * name, taken and let go at once. The kernel's own pressure files, where it
+ * makes them (psi=1, or 5.10, whose cgroups have them whatever psi= says),
+ * would clash: then, as without the controller or the functions, the
+ * files are refused with one line in dmesg and the /proc tree stays.
+ *
+ * After the removal kernfs answers an open file itself: reads and writes
+ * ENODEV, poll DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI, as the kernel's
+ * file of a removed cgroup; nothing of the module is reached from it.
+ */
+#include <linux/cgroup.h>
+#include <linux/hashtable.h>
+#include <linux/kernfs.h>
+#include <linux/kprobes.h>
+#include <linux/poll.h>
+#include <linux/rcupdate.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+
+#include "psi_mod.h"
+
+/* An open file: its trigger (the kernel keeps it in the file's context) */
+struct psim_cgfs_open {
+	struct hlist_node node;
+	struct kernfs_open_file *of;
+	struct psim_trigger *t;
+};
+
+#define PSIM_CGFS_HASH_BITS	8
+static DEFINE_HASHTABLE(psim_cgfs_opens, PSIM_CGFS_HASH_BITS);
+static DEFINE_SPINLOCK(psim_cgfs_lock);
+
+typedef int (*psim_add_cftypes_fn)(struct cgroup_subsys *ss,
+				   struct cftype *cfts);
+typedef int (*psim_rm_cftypes_fn)(struct cftype *cfts);
+typedef int (*psim_setattr_fn)(struct kernfs_node *kn,
+			       const struct iattr *iattr);
+
+/* The files, and the functions: under psi_cgroup.c's files lock */
+static struct cftype psim_cgfs_files[PSIM_NR_RES + 1];
+static psim_rm_cftypes_fn psim_cgfs_rm;
+static bool psim_cgfs_added;
+
+static const char * const psim_cgfs_names[PSIM_NR_RES] = {
+	[PSIM_IO] = "io.pressure", [PSIM_MEM] = "memory.pressure",
+	[PSIM_CPU] = "cpu.pressure", [PSIM_IRQ] = "irq.pressure",
+};
+
+static struct psim_cgfs_open *psim_cgfs_find(struct kernfs_open_file *of)
+{
+	struct psim_cgfs_open *o;
+
+	spin_lock(&psim_cgfs_lock);
+	hash_for_each_possible(psim_cgfs_opens, o, node, (unsigned long)of)
+		if (o->of == of)
+			goto out;
+	o = NULL;
+out:
+	spin_unlock(&psim_cgfs_lock);
+	return o;
+}
+
+/*
+ * The file's cgroup and its group (NULL for the root's). kernfs runs the
+ * handlers only while the file is there, so the cgroup is not released,
+ * nor its group freed (at the release, or after the files went).
+ */
+static int psim_cgfs_group(struct kernfs_open_file *of,
+			   struct psim_cgroup **g)
+{
+	struct cgroup *cgrp = of_css(of)->cgroup;
+
+	*g = NULL;
+	if (!cgroup_parent(cgrp))
+		return 0;
+	rcu_read_lock();
+	*g = psim_cgroup_get(cgrp);
+	rcu_read_unlock();
+	/* no memory at its mkdir: it counts in its parent's group */
+	return *g ? 0 : -ENOMEM;
+}
+
+static int psim_cgfs_show(struct seq_file *m, void *v)
+{
+	struct kernfs_open_file *of = m->private;
+	struct psim_cgroup *g;
+	int ret;
+
+	ret = psim_cgfs_group(of, &g);
+	if (ret)
+		return ret;
+	return psim_group_show(m, g, of_cft(of)->private);
+}
+
+static int psim_cgfs_open(struct kernfs_open_file *of)
+{
+	struct psim_cgfs_open *o;
+
+	o = kzalloc(sizeof(*o), GFP_KERNEL_ACCOUNT);
+	if (!o)
+		return -ENOMEM;
+	o->of = of;
+	spin_lock(&psim_cgfs_lock);
+	hash_add(psim_cgfs_opens, &o->node, (unsigned long)of);
+	spin_unlock(&psim_cgfs_lock);
+	return 0;
+}
+
+/*
+ * The kernel's pressure_write(): the whole write parsed (kernfs copied it
+ * and holds the file's mutex), one trigger per descriptor; on the root's
+ * file into the system's set, marked to go with the cgroup files.
+ */
+static ssize_t psim_cgfs_write(struct kernfs_open_file *of, char *buf,
+			       size_t nbytes, loff_t off)
+{
+	struct psim_cgfs_open *o = psim_cgfs_find(of);
+	struct psim_cgroup *g;
+	int ret;
+
+	if (WARN_ON_ONCE(!o))
+		return -ENODEV;
+	ret = psim_cgfs_group(of, &g);
+	if (ret)
+		return ret;
+	return psim_trigger_write_kbuf(of->file, buf, nbytes,
+				       of_cft(of)->private, g, &o->t);
+}
+
+static __poll_t psim_cgfs_poll(struct kernfs_open_file *of,
+			       struct poll_table_struct *pt)
+{
+	struct psim_cgfs_open *o = psim_cgfs_find(of);
+
+	if (WARN_ON_ONCE(!o))
+		return DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI;
+	return psim_trigger_poll(&o->t, of->file, pt);
+}
+
+/* The last close, or the file's removal with the descriptor still open */
+static void psim_cgfs_release(struct kernfs_open_file *of)
+{
+	struct psim_cgfs_open *o = psim_cgfs_find(of);
+
+	if (WARN_ON_ONCE(!o))
+		return;
+	spin_lock(&psim_cgfs_lock);
+	hash_del(&o->node);
+	spin_unlock(&psim_cgfs_lock);
+	psim_trigger_release_live(&o->t);
+	kfree(o);
+}
+
+/* A kernel function's address, from a kprobe on its name; NULL if none */
+static void *psim_cgfs_lookup(const char *name)
+{
+	struct kprobe kp = { .symbol_name = name };
+	void *addr;
+
+	if (register_kprobe(&kp))
+		return NULL;
+	addr = kp.addr;
+	unregister_kprobe(&kp);
+	return psim_fn_start(addr);
+}
+
+/*
+ * The files of a cgroup made before them: its maker's, as the kernel's
+ * own at its mkdir (the maker owns its cgroup.events, which delegation
+ * leaves alone).
+ */
+static void psim_cgfs_chown(struct cgroup *cgrp, psim_setattr_fn setattr,
+			    int nr)
+{
+	struct iattr ia = { .ia_valid = ATTR_UID | ATTR_GID };
+	struct kernfs_node *kn;
+	int res;
+
+	kn = kernfs_find_and_get(cgrp->kn, "cgroup.events");
+	if (!kn)
+		return;		/* the root */
+	psim_kernfs_owner(kn, &ia.ia_uid, &ia.ia_gid);
+	kernfs_put(kn);
+	if (uid_eq(ia.ia_uid, GLOBAL_ROOT_UID) &&
+	    gid_eq(ia.ia_gid, GLOBAL_ROOT_GID))
+		return;
+	for (res = 0; res < nr; res++) {
+		kn = kernfs_find_and_get(cgrp->kn, psim_cgfs_names[res]);
+		if (kn) {
+			setattr(kn, &ia);
+			kernfs_put(kn);
+		}
+	}
+}
+
+/*
+ * Every cgroup2 cgroup there was at the add. A cgroup held (a reference)
+ * while the walk sleeps stays a valid place to go on from.
+ */
+static void psim_cgfs_chown_all(psim_setattr_fn setattr, int nr)
+{
+	struct cgroup_subsys_state *css, *held = NULL;
+
+	rcu_read_lock();
+	css_for_each_descendant_pre(css, &cgrp_dfl_root.cgrp.self) {
+		if (!css_tryget_online(css))
+			continue;
+		rcu_read_unlock();
+		if (held)
+			css_put(held);
+		held = css;
+		psim_cgfs_chown(css->cgroup, setattr, nr);
+		cond_resched();
+		rcu_read_lock();
+	}
+	rcu_read_unlock();
+	if (held)
+		css_put(held);
+}
+
+/* Why the files cannot be made here, or NULL; the controller in @ss */
+static const char *psim_cgfs_refusal(bool kernel_psi,
+				     struct cgroup_subsys **ss)
+{
+	struct cgroup_subsys_state *css;
+	struct kernfs_node *kn;
+
+	if (kernel_psi)
+		return "the kernel's own PSI is on, with its own cgroup files";
+	kn = kernfs_find_and_get(cgrp_dfl_root.cgrp.kn, "cpu.pressure");
+	if (kn) {
+		kernfs_put(kn);
+		return "the kernel makes its own cgroup pressure files here";
+	}
+	if (!PSIM_HAVE_CGROUPFS)
+		return "no perf_event controller (CONFIG_CGROUP_PERF) to add them with";
+	if (!psim_cgroupfs_ss_enabled())
+		return "the perf_event controller is disabled (cgroup_disable=)";
+	rcu_read_lock();
+	css = rcu_dereference(cgrp_dfl_root.cgrp.subsys[PSIM_CGROUPFS_SSID]);
+	*ss = css ? css->ss : NULL;
+	rcu_read_unlock();
+	if (!*ss || !(*ss)->implicit_on_dfl)
+		return "the perf_event controller is not on cgroup2 implicitly";
+	/*
+	 * The root's children get the implicit controllers' csses once its
+	 * subtree mask is worked out, at the first change of its
+	 * cgroup.subtree_control (an init system's at boot); till then the
+	 * files would be the root's alone.
+	 */
+	if (!(READ_ONCE(cgrp_dfl_root.cgrp.subtree_ss_mask) &
+	      BIT(PSIM_CGROUPFS_SSID)))
+		return "the root's cgroup.subtree_control never changed: no perf_event css below";
+	return NULL;
+}
+
+/*
+ * The files in every cgroup (psi_cgroup.c, with the groups there and its
+ * files lock held); an error with the reason in dmesg if they cannot be.
+ */
+int psim_cgroupfs_up(bool kernel_psi, bool irq)
+{
+	struct cgroup_subsys *ss = NULL;
+	psim_add_cftypes_fn add;
+	psim_setattr_fn setattr;
+	const char *why;
+	int res, ret;
+
+	if (psim_cgfs_added)
+		return 0;
+	why = psim_cgfs_refusal(kernel_psi, &ss);
+	if (why) {
+		pr_err("cgroupfs=1 refused: %s; the per-cgroup files are in the /proc tree\n",
+		       why);
+		return -EOPNOTSUPP;
+	}
+	add = psim_cgfs_lookup("cgroup_add_dfl_cftypes");
+	psim_cgfs_rm = psim_cgfs_lookup("cgroup_rm_cftypes");
+	setattr = psim_cgfs_lookup("kernfs_setattr");
+	if (!add || !psim_cgfs_rm || !setattr) {
+		pr_err("cgroupfs=1 refused: cgroup_add_dfl_cftypes(), cgroup_rm_cftypes() or kernfs_setattr() not found; the per-cgroup files are in the /proc tree\n");
+		return -ENOENT;
+	}
+	/* the kernel's teardown cleared what its setup filled in */
+	memset(psim_cgfs_files, 0, sizeof(psim_cgfs_files));
+	for (res = 0; res < (irq ? PSIM_NR_RES : PSIM_IRQ); res++) {
+		struct cftype *cft = &psim_cgfs_files[res];
+
+		strscpy(cft->name, psim_cgfs_names[res], sizeof(cft->name));
+		cft->flags = CFTYPE_NO_PREFIX;
+		cft->private = res;
+		cft->open = psim_cgfs_open;
+		cft->seq_show = psim_cgfs_show;
+		cft->write = psim_cgfs_write;
+		cft->poll = psim_cgfs_poll;
+		cft->release = psim_cgfs_release;
+	}
+	ret = add(ss, psim_cgfs_files);
+	if (!ret && !psim_cgfs_files[0].ss)
+		ret = -EOPNOTSUPP;	/* the controller went disabled */
+	if (ret) {
+		pr_err("cgroupfs=1 refused: the files could not be added (%d; a cgroup named like one?); the per-cgroup files are in the /proc tree\n",
+		       ret);
+		return ret;
+	}
+	psim_cgfs_added = true;
+	psim_cgfs_chown_all(setattr, res);
+	pr_info("cgroupfs=1: pressure files in every cgroup2 cgroup\n");
+	return 0;
+}
+
+/*
+ * The files out of every cgroup, before their groups and triggers go: open
+ * ones are released here, pollers woken with the error.
+ */
+void psim_cgroupfs_down(void)
+{
+	if (!psim_cgfs_added)
+		return;
+	psim_cgfs_rm(psim_cgfs_files);
+	psim_cgfs_added = false;
+	WARN_ON_ONCE(!hash_empty(psim_cgfs_opens));
+}
+
+bool psim_cgroupfs_live(void)
+{
+	return psim_cgfs_added;
+}
