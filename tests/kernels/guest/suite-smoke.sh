@@ -5,7 +5,7 @@
 # cgroup2 hierarchy with its files, their owners and triggers, it unloads leaving
 # nothing, dmesg is clean.
 # tests/kernels/run.sh adds this file to the harness's initramfs.
-CASES="load store spin io irq cgroups cgroup-acct cgroup-files cgroup-trig unload dmesg"
+CASES="load store spin io irq cgroups cgroup-acct cgroup-files cgroup-trig cgroupfs unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -68,6 +68,7 @@ run_case cgroups 120 case_cgroup_tree
 run_case cgroup-acct 60 case_cgroup_acct
 run_case cgroup-files 60 case_cgroup_files
 run_case cgroup-trig 90 case_cgroup_trig
+run_case cgroupfs 120 case_cgroupfs
 run_case unload 20 case_unload
 run_case dmesg 20 case_dmesg
 suite_end

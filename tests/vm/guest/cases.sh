@@ -1208,3 +1208,221 @@ case_cgroup_trig() {
 	rmdir $s/deleg/own $s/deleg $s/busy $s/idle $s
 	note "busy $nb events (min gap $(events_gaps $C/wb) ms), idle $ni, top $nr; owner $nd; rmdir: $(grep '^gone' $C/wg); cgroups=0: $(grep '^gone' $C/wt)"
 }
+
+# cgroupfs=1 (psi_cgroupfs.c): the pressure files in cgroupfs itself, in
+# every cgroup2 cgroup, the root's included: in the cgroups made before
+# (their makers' as owners) and after; the kernel's format; the figures
+# of the /proc tree's file of the same cgroup, the root's the system-wide
+# ones; read as opencontainers/cgroups reads them (openat2 beneath the
+# mount, on cgroup2); the trigger ABI (events under spinners, EINVAL,
+# EBUSY, the owner's unprivileged trigger); pollers and readers across an
+# rmdir, cgroupfs=0, cgroups=0 and rmmod, woken with ERR, nothing of the
+# module left (triggers, sets), and nothing in cgroupfs after. Where the
+# kernel makes its own files (5.10 whatever psi= says), refused with its
+# reason in dmesg; on PREEMPT_RT cgroups=1 is.
+CGFSPARAM=/sys/module/psi_mod/parameters/cgroupfs
+cgfs_any() { ls $CG/*.pressure > /dev/null 2>&1; }
+case_cgroupfs() {
+	local s=$CG/cgfs f=$PSI_DIR/cgroup m r x y z c i n nb ni res
+	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
+	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
+	cg_rt_refused && return
+	r=$(kit write $CGPARAM 1)
+	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
+	if cgfs_any; then
+		# 5.10: the kernel's own files, failing every read with psi=0
+		m=$(dmesg_mark)
+		r=$(kit write $CGFSPARAM 1)
+		dmesg_since $m | grep 'cgroupfs=1 refused' >> $EXPECTED
+		expect "cgroupfs=1 with the kernel's own cgroup pressure files: '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
+		r=$(dmesg_since $m | grep -c 'cgroupfs=1 refused: the kernel makes its own cgroup pressure files here')
+		expect "the refusal's reason in dmesg: $r lines, want 1" [ "$r" = 1 ]
+		expect_format $PSI_DIR/cgroup/cpu.pressure cpu
+		note "refused: the kernel's own cgroup pressure files ($(cat $CG/cpu.pressure 2>&1 | head -1))"
+		return
+	fi
+	mkdir -p $s/a/b $s/gone
+	chown 65534:65534 $s/a $s/a/cgroup.procs $s/a/cgroup.subtree_control
+	r=$(kit mkdiras 65534 $s/a/pre)
+	expect "mkdir as uid 65534 in a cgroup delegated to it: $r" [ "$r" = ok ]
+	# before any change of the root's cgroup.subtree_control (no case
+	# before this one in its suites makes one) its children have no
+	# implicit controllers' csses: refused, with the reason
+	if [ -z "$(cat $CG/cgroup.subtree_control)" ]; then
+		m=$(dmesg_mark)
+		r=$(kit write $CGFSPARAM 1)
+		dmesg_since $m | grep 'cgroupfs=1 refused' >> $EXPECTED
+		expect "cgroupfs=1 before the root's cgroup.subtree_control changed: '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
+		r=$(dmesg_since $m | grep -c 'cgroupfs=1 refused: the root.s cgroup.subtree_control never changed')
+		expect "that refusal's reason in dmesg: $r lines, want 1" [ "$r" = 1 ]
+		expect "cgroup pressure files in $CG after a refusal" eval '! cgfs_any'
+	fi
+	# as an init system does at boot: the root's children get their
+	# implicit controllers' csses (perf_event's, which has the files)
+	r=$(kit write $CG/cgroup.subtree_control +pids)
+	expect "+pids in the root's cgroup.subtree_control: $r" [ "$r" = ok ]
+	m=$(dmesg_mark)
+	r=$(kit write $CGFSPARAM 1)
+	expect "cgroupfs=1 at runtime: $r" [ "$r" = ok ]
+	[ "$r" = ok ] || { dmesg_since $m | tail -3; return; }
+	expect "cgroupfs parameter reads '$(cat $CGFSPARAM)', want Y" [ "$(cat $CGFSPARAM)" = Y ]
+	for res in cpu io memory; do
+		expect_format $CG/$res.pressure $res
+		expect_format $s/a/b/$res.pressure $res-group
+	done
+	expect "irq.pressure in $CG without irq=1" [ ! -e $CG/irq.pressure ]
+	mkdir $s/a/new
+	expect "no memory.pressure in a cgroup made after" [ -f $s/a/new/memory.pressure ]
+	# owners and modes, as the kernel's: its maker's
+	r=$(stat -c '%a %u:%g' $s/a/b/cpu.pressure)
+	expect "a/b/cpu.pressure mode and owner '$r', want '644 0:0'" [ "$r" = "644 0:0" ]
+	r=$(stat -c '%a %u:%g' $s/a/pre/memory.pressure 2>&1)
+	expect "a/pre/memory.pressure '$r', want '644 65534:65534' (made by uid 65534 before)" [ "$r" = "644 65534:65534" ]
+	r=$(kit mkdiras 65534 $s/a/deleg)
+	expect "mkdir as uid 65534 in a cgroup delegated to it: $r" [ "$r" = ok ]
+	r=$(stat -c '%a %u:%g' $s/a/deleg/io.pressure 2>&1)
+	expect "a/deleg/io.pressure '$r', want '644 65534:65534' (made by uid 65534 after)" [ "$r" = "644 65534:65534" ]
+	# as opencontainers/cgroups opens them; kubelet's probe
+	r=$(cd $CG && kit beneath $CG cpu.pressure io.pressure memory.pressure \
+		cgfs/a/b/cpu.pressure cgfs/a/b/io.pressure cgfs/a/b/memory.pressure)
+	expect "openat2 beneath $CG, on cgroup2, and read: '$r', want 'ok 6'" [ "$r" = "ok 6" ]
+	# the figures: the /proc tree's of the same cgroup, the system's at the root
+	cg_run $s/a/b 0 14
+	cg_run $s/a/b 0 14
+	sleep 3
+	kit snap $f/cgfs/a/b/cpu.pressure > $C/f1
+	sleep 0.1
+	kit snap $s/a/b/cpu.pressure > $C/f2
+	sleep 0.1
+	kit snap $f/cgfs/a/b/cpu.pressure $PSI_DIR/cpu > $C/f3
+	sleep 0.1
+	kit snap $CG/cpu.pressure > $C/f4
+	sleep 0.1
+	kit snap $PSI_DIR/cpu > $C/f5
+	x=$(snap_val $C/f1 $f/cgfs/a/b/cpu.pressure some total)
+	y=$(snap_val $C/f2 $s/a/b/cpu.pressure some total)
+	z=$(snap_val $C/f3 $f/cgfs/a/b/cpu.pressure some total)
+	expect "a/b/cpu.pressure some total ${y:-?}, want between the /proc tree's ${x:-?} and ${z:-?}" \
+		eval '[ "${x:-x}" -le "${y:-0}" ] && [ "${y:-x}" -le "${z:-0}" ] && [ "$x" -lt "$z" ]'
+	if [ "$CPU_FULL_LINE" = 1 ]; then
+		y=$(snap_val $C/f2 $s/a/b/cpu.pressure full total)
+		expect "a/b cpu full total ${y:-?} with two spinners on one CPU, want > 0" [ "${y:-0}" -gt 0 ]
+	fi
+	x=$(snap_val $C/f3 $PSI_DIR/cpu some total)
+	y=$(snap_val $C/f4 $CG/cpu.pressure some total)
+	z=$(snap_val $C/f5 $PSI_DIR/cpu some total)
+	expect "root cpu.pressure some total ${y:-?}, want between the system-wide ${x:-?} and ${z:-?}" \
+		eval '[ "${x:-x}" -le "${y:-0}" ] && [ "${y:-x}" -le "${z:-0}" ] && [ "$x" -lt "$z" ]'
+	# triggers: the kernel's ABI, on the cgroup's own pressure
+	trig watch $s/a/b/cpu.pressure 'some 100000 1000000\n' 6 epoll > $C/wb 2>&1 &
+	c=$!
+	trig watch $s/a/new/cpu.pressure 'some 100000 1000000\n' 6 poll > $C/wi 2>&1
+	wait $c
+	bg_kill
+	nb=$(events_n $C/wb) ni=$(events_n $C/wi)
+	expect "a/b cpu some 100ms/1s events in 6 s under 2 spinners: ${nb:-none}, want >= 3: $(tr '\n' ' ' < $C/wb)" ige "${nb:-0}" 3
+	expect "an idle sibling's events: ${ni:-none}, want 0: $(tr '\n' ' ' < $C/wi)" [ "${ni:-x}" = 0 ]
+	r=$(trig write $s/a/b/memory.pressure 'some 1000 x\n')
+	expect "a malformed trigger: '$r', want EINVAL" [ "${r%% *}" = EINVAL ]
+	r=$(trig write $s/a/b/memory.pressure 'some 1000000 100000\n')
+	expect "a threshold over its window: '$r', want EINVAL" [ "${r%% *}" = EINVAL ]
+	r=$(trig twice $s/a/b/io.pressure 'some 100000 1000000\n' 'full 100000 1000000\n')
+	expect "two triggers on one descriptor: '$r', want 'ok EBUSY'" [ "${r%% (*}" = "ok EBUSY" ]
+	r=$(trig -u 65534 write $s/a/b/cpu.pressure 'some 100000 2000000\n')
+	expect "uid 65534 writing root's cgroup's file: '$r', want the open's EACCES" \
+		eval 'case "$r" in open*EACCES) true ;; *) false ;; esac'
+	r=$(trig -u 65534 write $s/a/pre/cpu.pressure 'some 100000 2000000\n')
+	expect "uid 65534 writing a trigger on its own cgroup's file: '$r', want ok" [ "$r" = ok ]
+	# a poller across its cgroup's rmdir
+	trig watch $s/gone/memory.pressure 'some 100000 1000000\n' 10 poll > $C/wg 2>&1 &
+	c=$!
+	sleep 1
+	rmdir $s/gone
+	wait $c
+	r=$(grep '^gone' $C/wg)
+	m=${r#gone } m=${m%% *}
+	expect "a poller across its cgroup's rmdir: '$(tr '\n' ' ' < $C/wg)', want woken with ERR within 4 s" \
+		eval 'echo "$r" | grep -q ERR && ile "${m:-99999}" 4000'
+	# cgroupfs=0 with a reader, an epoll and a poll poller (the root's): gone, woken
+	kit hold $s/a/b/io.pressure 3 > $C/hold &
+	x=$!
+	trig watch $s/a/b/io.pressure 'some 100000 1000000\n' 10 epoll > $C/we 2>&1 &
+	c=$!
+	trig watch $CG/memory.pressure 'some 100000 1000000\n' 10 poll > $C/wr 2>&1 &
+	i=$!
+	sleep 1
+	r=$(kit write $CGFSPARAM 0)
+	expect "cgroupfs=0 at runtime: $r" [ "$r" = ok ]
+	wait $x $c $i
+	expect "cgroup pressure files in $CG after cgroupfs=0" eval '! cgfs_any && [ ! -e $s/a/b/cpu.pressure ]'
+	expect "the /proc tree's a/b files gone with cgroupfs=0" [ -f $f/cgfs/a/b/cpu.pressure ]
+	r=$(cat $C/hold)
+	expect "a reader across cgroupfs=0: '$r', want good reads, then errors" \
+		eval 'echo "$r" | grep -Eq "hold: [1-9][0-9]* good reads, 0 empty, [1-9][0-9]* errors"'
+	expect "an epoll poller across cgroupfs=0: '$(tr '\n' ' ' < $C/we)', want woken with ERR" grep -q '^gone.*ERR' $C/we
+	expect "a poller of the root's across cgroupfs=0: '$(tr '\n' ' ' < $C/wr)', want woken with ERR" grep -q '^gone.*ERR' $C/wr
+	r="$(debug_line triggers)"
+	expect "triggers after cgroupfs=0: '$r', want '0 0'" [ "$r" = "0 0" ]
+	# back, then cgroups=0 takes them, cgroups=1 brings them again
+	r=$(kit write $CGFSPARAM 1)
+	expect "cgroupfs=1 again: $r" [ "$r" = ok ]
+	expect "no cpu.pressure in a/b after cgroupfs=1 again" [ -f $s/a/b/cpu.pressure ]
+	trig watch $s/a/b/cpu.pressure 'some 100000 1000000\n' 10 epoll > $C/we 2>&1 &
+	c=$!
+	sleep 1
+	m=$(dmesg_mark)
+	r=$(kit write $CGPARAM 0)
+	dmesg_since $m | grep 'went without files' >> $EXPECTED
+	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
+	wait $c
+	expect "cgroup pressure files in $CG after cgroups=0" eval '! cgfs_any'
+	expect "a poller across cgroups=0: '$(tr '\n' ' ' < $C/we)', want woken with ERR" grep -q '^gone.*ERR' $C/we
+	r=$(kit write $CGPARAM 1)
+	expect "cgroups=1 again: $r" [ "$r" = ok ]
+	expect "no files in $CG after cgroups=1 with cgroupfs=1" [ -f $s/a/b/cpu.pressure ]
+	# rmmod with a file open, read and polled: bounded, everything gone
+	kit hold $s/a/b/memory.pressure 4 > $C/hold &
+	x=$!
+	trig watch $s/a/b/memory.pressure 'some 100000 1000000\n' 20 epoll > $C/we 2>&1 &
+	c=$!
+	sleep 1
+	m=$(kit now)
+	r=$(mod_unload)
+	m=$((($(kit now) - m) / 1000))
+	expect "rmmod with cgroupfs files open: '$r' in $m ms, want done within 5 s" \
+		eval '[ -z "$r" ] && ile $m 5000'
+	wait $x $c
+	expect "cgroup pressure files in $CG after rmmod" eval '! cgfs_any'
+	expect "a poller across rmmod: '$(tr '\n' ' ' < $C/we)', want woken with ERR" grep -q '^gone.*ERR' $C/we
+	r=$(cat $C/hold)
+	expect "a reader across rmmod: '$r', want good reads, then errors" \
+		eval 'echo "$r" | grep -Eq "hold: [1-9][0-9]* good reads, 0 empty, [1-9][0-9]* errors"'
+	rmdir $s/a/deleg $s/a/new $s/a/pre $s/a/b $s/a $s
+	kit write $CG/cgroup.subtree_control -pids > /dev/null
+	r=$(mod_load)
+	expect "reload: $r" [ "$r" = ok ]
+	expect "cgroup pressure files in $CG after a plain reload" eval '! cgfs_any'
+	note "events: a/b $nb, idle sibling $ni; rmdir: $(grep '^gone' $C/wg); rmmod in $m ms"
+}
+
+# psi=1: cgroupfs=1 refused (the kernel's own files are there), with its
+# reason in dmesg once; the kernel's files and the /proc tree untouched.
+case_cgroupfs_refused() {
+	local m r before
+	mod_loaded || { bad "module not loaded"; return; }
+	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
+	before=$(cat $CGPARAM)
+	r=$(kit write $CGPARAM 1)
+	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
+	m=$(dmesg_mark)
+	r=$(kit write $CGFSPARAM 1)
+	dmesg_since $m | grep 'cgroupfs=1 refused' >> $EXPECTED
+	expect "cgroupfs=1 with the kernel's PSI on: '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
+	r=$(dmesg_since $m | grep -c 'cgroupfs=1 refused: the kernel.s own PSI is on')
+	expect "the refusal's reason in dmesg: $r lines, want 1" [ "$r" = 1 ]
+	expect "cgroupfs parameter reads '$(cat $CGFSPARAM)' after the refusal, want N" [ "$(cat $CGFSPARAM)" = N ]
+	expect_format $CG/cpu.pressure cpu
+	expect "the /proc tree gone after the refusal" [ -f $PSI_DIR/cgroup/cpu.pressure ]
+	note "$(dmesg_since $m | grep -o 'cgroupfs=1 refused.*' | head -1)"
+	[ "$before" = N ] && kit write $CGPARAM 0 > /dev/null
+}

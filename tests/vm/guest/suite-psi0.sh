@@ -1,6 +1,6 @@
 # Suite "psi0": the module on a kernel booted psi=0 (its intended use).
 # The host reads the case list from the CASES= line below.
-CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn forkreloc thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-ipi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload start-unwind stop-poll stop-read cgroup-tree cgroup-acct cgroup-files cgroup-trig dmesg"
+CASES="load format poll idle worklag spin io iowrite mem hackbench toggle churn forkreloc thread-exec store pidwrap percpu irq badparams rmmod-readers loadunload trig-abi trig-ipi trig-cpu trig-io trig-mem trig-idle trig-unpriv trig-many trig-many-priv trig-unload start-unwind stop-poll stop-read cgroup-tree cgroup-acct cgroup-files cgroup-trig cgroupfs dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 PSI_DIR=/proc/pressure
@@ -913,5 +913,6 @@ run_case cgroup-tree 240 case_cgroup_tree
 run_case cgroup-acct 60 case_cgroup_acct
 run_case cgroup-files 60 case_cgroup_files
 run_case cgroup-trig 90 case_cgroup_trig
+run_case cgroupfs 90 case_cgroupfs
 run_case dmesg 20 case_dmesg
 suite_end

@@ -2,7 +2,7 @@
 # The module must refuse the default proc_dir (the kernel owns
 # /proc/pressure), load under proc_dir=psi_mod, and agree with the kernel.
 # The host reads the case list from the CASES= line below.
-CASES="eexist ns-load sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-cgroup sbs-cgroup-threads sbs-cgroup-trig sbs-cgroup-top-trig sbs-cgroup-trig-iomem sbs-unload dmesg"
+CASES="eexist ns-load sbs-load poll sbs-trig-abi sbs-trig-events sbs-trig-cpu sbs-trig-cpu-burst sbs-trig-io sbs-trig-io-burst sbs-trig-mem sbs-trig-mem-burst sbs-idle sbs-cpu sbs-io sbs-readers sbs-io-free sbs-mixed sbs-hackbench thread-exec store sbs-memory sbs-cgroup sbs-cgroup-threads sbs-cgroup-trig sbs-cgroup-top-trig sbs-cgroup-trig-iomem cgroupfs-refused sbs-unload dmesg"
 . /tests/lib.sh
 . /tests/cases.sh
 K=/proc/pressure
@@ -800,6 +800,7 @@ run_case sbs-cgroup-threads 60 case_sbs_cgroup_threads
 run_case sbs-cgroup-trig 40 case_sbs_cgroup_trig
 run_case sbs-cgroup-top-trig 40 case_sbs_cgroup_top_trig
 run_case sbs-cgroup-trig-iomem 90 case_sbs_cgroup_trig_iomem
+run_case cgroupfs-refused 20 case_cgroupfs_refused
 run_case sbs-unload 20 case_sbs_unload
 run_case dmesg 20 case_dmesg
 suite_end

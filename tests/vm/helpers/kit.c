@@ -33,9 +33,20 @@
 //                                backwards; prints "reads R errors E
 //                                backwards B" summed over the N. SIGTERM
 //                                ends them early (the benchmark's runs).
+//   kit beneath ROOT FILE...     as opencontainers/cgroups opens a cgroup's
+//                                files: ROOT opened O_PATH, each FILE
+//                                (relative) with openat2(RESOLVE_BENEATH |
+//                                RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS),
+//                                fstatfs() == CGROUP2_SUPER_MAGIC, then
+//                                read; prints "ok N" (files read) or the
+//                                first failure: the file, step and errno
 // Exit status: 0 on success, 1 on a failed syscall (after printing it), 2 usage.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,6 +396,49 @@ static int do_readers(int n, double secs, int nf, char **files)
 	return 0;
 }
 
+/* kit beneath: openat2() beneath a cgroup2 root, as runc's cgroup library */
+static int do_beneath(const char *root, int n, char **files)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV |
+			   RESOLVE_NO_MAGICLINKS,
+	};
+	int dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC), i;
+	char b[4096];
+
+	if (dfd < 0) {
+		printf("%s open: ", root);
+		perr(errno);
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		struct statfs st;
+		int fd = syscall(SYS_openat2, dfd, files[i], &how, sizeof(how));
+		ssize_t r;
+
+		if (fd < 0) {
+			printf("%s openat2: ", files[i]);
+			perr(errno);
+			return 1;
+		}
+		if (fstatfs(fd, &st) || st.f_type != CGROUP2_SUPER_MAGIC) {
+			printf("%s fstatfs: not on cgroup2 (type 0x%lx)\n", files[i],
+			       (unsigned long)st.f_type);
+			return 1;
+		}
+		r = read(fd, b, sizeof(b));
+		if (r <= 0) {
+			printf("%s read: ", files[i]);
+			perr(r ? errno : ENODATA);
+			return 1;
+		}
+		close(fd);
+	}
+	printf("ok %d\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "now")) {
@@ -407,6 +461,8 @@ int main(int argc, char **argv)
 		return do_poll(argv[2], atoi(argv[3]));
 	if (argc >= 5 && !strcmp(argv[1], "readers"))
 		return do_readers(atoi(argv[2]), atof(argv[3]), argc - 4, argv + 4);
-	fprintf(stderr, "usage: kit now | snap FILE... | load KO [PARAM...] | write FILE STRING | readas UID FILE | mkdiras UID DIR | hold FILE SECONDS | poll FILE MS | readers N SECONDS FILE...\n");
+	if (argc >= 4 && !strcmp(argv[1], "beneath"))
+		return do_beneath(argv[2], argc - 3, argv + 3);
+	fprintf(stderr, "usage: kit now | snap FILE... | load KO [PARAM...] | write FILE STRING | readas UID FILE | mkdiras UID DIR | hold FILE SECONDS | poll FILE MS | readers N SECONDS FILE... | beneath ROOT FILE...\n");
 	return 2;
 }
