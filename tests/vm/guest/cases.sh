@@ -1110,6 +1110,22 @@ events_gaps() {
 }
 events_n() { awk '$1 == "events" { print $2 }' "$1"; }
 
+# rmdir_poller FILE DIR: a poller of a trigger on FILE across DIR's rmdir
+# (1 s after its start): woken with ERR within 4 s of its start
+rmdir_poller() {
+	local r m c
+	trig watch $1 'some 100000 1000000\n' 10 poll > $C/wg 2>&1 &
+	c=$!
+	sleep 1
+	rmdir $2
+	wait $c
+	r=$(grep '^gone' $C/wg)
+	expect "a poller across its cgroup's rmdir: '$(tr '\n' ' ' < $C/wg)', want woken with ERR" \
+		eval 'echo "$r" | grep -q ERR'
+	m=${r#gone } m=${m%% *}
+	expect "woken ${m:-?} ms after the start, want within 4 s (rmdir after 1 s)" ile "${m:-99999}" 4000
+}
+
 # Triggers on the per-cgroup files (cgroups=1): the kernel's ABI on each
 # cgroup's files, evaluated on that cgroup's own pressure. With 4 spinners
 # in one cgroup on 2 vCPUs, a privileged cpu some 10% / 1 s trigger on
@@ -1170,16 +1186,7 @@ case_cgroup_trig() {
 	fi
 	expect "uid 65534's 2 s trigger events on its cgroup in 11 s under spinners: ${nd:-none}, want >= 3: $(tr '\n' ' ' < $C/wd)" ige "${nd:-0}" 3
 	# a poller across its cgroup's rmdir, and across cgroups=0
-	trig watch $f/gone/memory.pressure 'some 100000 1000000\n' 10 poll > $C/wg 2>&1 &
-	c=$!
-	sleep 1
-	rmdir $s/gone
-	wait $c
-	r=$(grep '^gone' $C/wg)
-	expect "a poller across its cgroup's rmdir: '$(tr '\n' ' ' < $C/wg)', want woken with ERR" \
-		eval 'echo "$r" | grep -q ERR'
-	m=${r#gone } m=${m%% *}
-	expect "woken ${m:-?} ms after the start, want within 4 s (rmdir after 1 s)" ile "${m:-99999}" 4000
+	rmdir_poller $f/gone/memory.pressure $s/gone
 	r=$(trig write $f/gone/memory.pressure 'some 100000 1000000\n' 2>&1)
 	expect "a write to a removed cgroup's file: '$r', want the open's ENOENT (or ENODEV, before the files' work)" \
 		eval 'case "$r" in open*ENOENT | ENODEV) true ;; *) false ;; esac'
@@ -1222,6 +1229,18 @@ case_cgroup_trig() {
 # reason in dmesg; on PREEMPT_RT cgroups=1 is.
 CGFSPARAM=/sys/module/psi_mod/parameters/cgroupfs
 cgfs_any() { ls $CG/*.pressure > /dev/null 2>&1; }
+# cgfs_refused WHEN REASON: cgroupfs=1 refused with EOPNOTSUPP, REASON (a
+# grep pattern) on one dmesg line, the parameter back at N
+cgfs_refused() {
+	local m r
+	m=$(dmesg_mark)
+	r=$(kit write $CGFSPARAM 1)
+	dmesg_since $m | grep 'cgroupfs=1 refused' >> $EXPECTED
+	expect "cgroupfs=1 $1: '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
+	r=$(dmesg_since $m | grep -c "cgroupfs=1 refused: $2")
+	expect "the refusal's reason ('$2') in dmesg: $r lines, want 1" [ "$r" = 1 ]
+	expect "cgroupfs parameter reads '$(cat $CGFSPARAM)' after the refusal, want N" [ "$(cat $CGFSPARAM)" = N ]
+}
 case_cgroupfs() {
 	local s=$CG/cgfs f=$PSI_DIR/cgroup m r x y z c i n nb ni res
 	ensure_loaded || { bad "module not loaded and insmod failed"; return; }
@@ -1231,12 +1250,7 @@ case_cgroupfs() {
 	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
 	if cgfs_any; then
 		# 5.10: the kernel's own files, failing every read with psi=0
-		m=$(dmesg_mark)
-		r=$(kit write $CGFSPARAM 1)
-		dmesg_since $m | grep 'cgroupfs=1 refused' >> $EXPECTED
-		expect "cgroupfs=1 with the kernel's own cgroup pressure files: '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
-		r=$(dmesg_since $m | grep -c 'cgroupfs=1 refused: the kernel makes its own cgroup pressure files here')
-		expect "the refusal's reason in dmesg: $r lines, want 1" [ "$r" = 1 ]
+		cgfs_refused "with the kernel's own cgroup pressure files" 'the kernel makes its own cgroup pressure files here'
 		expect_format $PSI_DIR/cgroup/cpu.pressure cpu
 		note "refused: the kernel's own cgroup pressure files ($(cat $CG/cpu.pressure 2>&1 | head -1))"
 		return
@@ -1249,12 +1263,7 @@ case_cgroupfs() {
 	# before this one in its suites makes one) its children have no
 	# implicit controllers' csses: refused, with the reason
 	if [ -z "$(cat $CG/cgroup.subtree_control)" ]; then
-		m=$(dmesg_mark)
-		r=$(kit write $CGFSPARAM 1)
-		dmesg_since $m | grep 'cgroupfs=1 refused' >> $EXPECTED
-		expect "cgroupfs=1 before the root's cgroup.subtree_control changed: '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
-		r=$(dmesg_since $m | grep -c 'cgroupfs=1 refused: the root.s cgroup.subtree_control never changed')
-		expect "that refusal's reason in dmesg: $r lines, want 1" [ "$r" = 1 ]
+		cgfs_refused "before the root's cgroup.subtree_control changed" "the root.s cgroup.subtree_control never changed"
 		expect "cgroup pressure files in $CG after a refusal" eval '! cgfs_any'
 	fi
 	# as an init system does at boot: the root's children get their
@@ -1334,15 +1343,7 @@ case_cgroupfs() {
 	r=$(trig -u 65534 write $s/a/pre/cpu.pressure 'some 100000 2000000\n')
 	expect "uid 65534 writing a trigger on its own cgroup's file: '$r', want ok" [ "$r" = ok ]
 	# a poller across its cgroup's rmdir
-	trig watch $s/gone/memory.pressure 'some 100000 1000000\n' 10 poll > $C/wg 2>&1 &
-	c=$!
-	sleep 1
-	rmdir $s/gone
-	wait $c
-	r=$(grep '^gone' $C/wg)
-	m=${r#gone } m=${m%% *}
-	expect "a poller across its cgroup's rmdir: '$(tr '\n' ' ' < $C/wg)', want woken with ERR within 4 s" \
-		eval 'echo "$r" | grep -q ERR && ile "${m:-99999}" 4000'
+	rmdir_poller $s/gone/memory.pressure $s/gone
 	# cgroupfs=0 with a reader, an epoll and a poll poller (the root's): gone, woken
 	kit hold $s/a/b/io.pressure 3 > $C/hold &
 	x=$!
@@ -1415,12 +1416,7 @@ case_cgroupfs_refused() {
 	r=$(kit write $CGPARAM 1)
 	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
 	m=$(dmesg_mark)
-	r=$(kit write $CGFSPARAM 1)
-	dmesg_since $m | grep 'cgroupfs=1 refused' >> $EXPECTED
-	expect "cgroupfs=1 with the kernel's PSI on: '$r', want EOPNOTSUPP" [ "${r%% *}" = EOPNOTSUPP ]
-	r=$(dmesg_since $m | grep -c 'cgroupfs=1 refused: the kernel.s own PSI is on')
-	expect "the refusal's reason in dmesg: $r lines, want 1" [ "$r" = 1 ]
-	expect "cgroupfs parameter reads '$(cat $CGFSPARAM)' after the refusal, want N" [ "$(cat $CGFSPARAM)" = N ]
+	cgfs_refused "with the kernel's PSI on" "the kernel.s own PSI is on"
 	expect_format $CG/cpu.pressure cpu
 	expect "the /proc tree gone after the refusal" [ -f $PSI_DIR/cgroup/cpu.pressure ]
 	note "$(dmesg_since $m | grep -o 'cgroupfs=1 refused.*' | head -1)"
