@@ -28,9 +28,9 @@ NE=http://127.0.0.1:9100/metrics
 # (nohang runs as one of its two units, which conflict)
 CONSUMERS="prometheus-node-exporter atop low-memory-monitor $(systemctl -q is-active nohang-desktop && echo nohang-desktop || echo nohang)"
 # the cases of each phase, in order (run.sh reads these lines)
-CASES_A="boot cpu io memory lifecycle oomd journal"
+CASES_A="boot cpu io memory lifecycle oomd oomd-kill sdevent-cg journal"
 CASES_B="upgrade purge without journal"
-CASES_C="kernel memory oomd journal"
+CASES_C="kernel memory oomd oomd-kill sdevent-cg journal"
 
 sync_host() { echo "@@SYNC $*" >/dev/ttyS1; }
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -399,6 +399,88 @@ c_oomd() {
 	systemctl stop oomd-watched
 }
 
+# cgfs_on / cgfs_off: on psi=0 (phase a) psi_mod's per-cgroup pressure and
+# its files in cgroupfs, written at runtime, and off again; on psi=1 the
+# kernel's own cgroup files are there already
+CGFS=/sys/module/psi_mod/parameters
+cgfs_on() {
+	[ "$PHASE" = a ] || return 0
+	echo 1 >$CGFS/cgroups
+	echo 1 >$CGFS/cgroupfs
+	expect "cgroups and cgroupfs at runtime: $(cat $CGFS/cgroups) $(cat $CGFS/cgroupfs), want Y Y; $(journalctl -q -k -b -o cat --no-pager | grep 'cgroupfs=1' | tail -1)" \
+		[ "$(cat $CGFS/cgroups)$(cat $CGFS/cgroupfs)" = YY ]
+	expect "no memory.pressure in system.slice with cgroupfs=1" [ -f /sys/fs/cgroup/system.slice/memory.pressure ]
+}
+cgfs_off() {
+	[ "$PHASE" = a ] || return 0
+	echo 0 >$CGFS/cgroupfs
+	echo 0 >$CGFS/cgroups
+	expect "memory.pressure in system.slice after cgroupfs=0" [ ! -e /sys/fs/cgroup/system.slice/memory.pressure ]
+}
+
+# systemd-oomd acting on a slice's memory pressure, as it does with the
+# kernel's PSI: a slice with ManagedOOMMemoryPressure=kill and a 20% limit
+# (oomd's duration 5 s instead of 30), a service in it throttled under
+# MemoryHigh= without swap: oomctl lists the slice, and oomd kills the
+# service's cgroup. On psi=0 through psi_mod's files in cgroupfs
+# (cgroups=1 cgroupfs=1 written at runtime, off again after), on psi=1
+# through the kernel's.
+c_oomd_kill() {
+	local i alive=1 j
+	cgfs_on
+	mkdir -p /etc/systemd/oomd.conf.d /run/systemd/system
+	printf '[OOM]\nDefaultMemoryPressureDurationSec=5s\n' >/etc/systemd/oomd.conf.d/psi-test.conf
+	printf '[Slice]\nManagedOOMMemoryPressure=kill\nManagedOOMMemoryPressureLimit=20%%\n' >/run/systemd/system/oomtest.slice
+	systemctl daemon-reload
+	systemctl restart systemd-oomd
+	cursor $C/cur
+	systemd-run -q --unit=oomd-victim --slice=oomtest.slice -p MemoryHigh=40M -p MemorySwapMax=0 memhog 200 60
+	sleep 4
+	oomctl >$C/oomctl 2>&1
+	expect "oomctl does not list oomtest.slice as monitored: $(grep -A4 'Memory Pressure Monitored' $C/oomctl | tr -s ' ' | tr '\n' '|')" \
+		grep -q 'Path: /oomtest.slice' $C/oomctl
+	for i in $(seq 50); do
+		systemctl -q is-active oomd-victim || { alive=0; break; }
+		sleep 1
+	done
+	journalctl -q -u systemd-oomd --no-pager -o cat --after-cursor="$(cat $C/cur)" >$C/j
+	j=$(grep -m1 'Killed' $C/j)
+	expect "oomd-victim still running $((i + 4)) s after its start: $(cat /sys/fs/cgroup/oomtest.slice/memory.pressure 2>&1 | tr '\n' '|') oomd: $(tail -3 $C/j | tr '\n' '|')" [ $alive = 0 ]
+	expect "oomd's journal has no kill of oomd-victim: $(tail -3 $C/j | tr '\n' '|')" eval 'echo "$j" | grep -q oomd-victim'
+	note "phase $PHASE: killed after about $((i + 4)) s: $j"
+	systemctl stop oomd-victim 2>/dev/null
+	systemctl reset-failed oomd-victim 2>/dev/null
+	rm -f /etc/systemd/oomd.conf.d/psi-test.conf /run/systemd/system/oomtest.slice
+	systemctl daemon-reload
+	systemctl restart systemd-oomd
+	cgfs_off
+}
+
+# sd-event's memory pressure source left at its default, in a service:
+# its own cgroup's memory.pressure (psi_mod's with cgroupfs=1 on psi=0,
+# the kernel's on psi=1), no callback while the service idles, callbacks
+# once a hog in the same cgroup is throttled under MemoryHigh=.
+c_sdevent_cg() {
+	local f n_idle n_load w
+	cgfs_on
+	# the hog, throttled, would take its time over the allocation: killed
+	# after 12 s whatever it got to
+	systemd-run -q --wait --unit=sdp-cg -p MemoryHigh=40M -p MemorySwapMax=0 \
+		sh -c '/usr/local/bin/sd_pressure 22 >/run/sdp-cg & sleep 8; timeout -s KILL 12 memhog 200 12; wait' >/dev/null 2>&1
+	f=/run/sdp-cg
+	w=$(sed -n 's/^watching //p' $f)
+	n_idle=$(awk '$1 == "event" && $2 < 7000' $f | wc -l)
+	n_load=$(awk '$1 == "event" && $2 >= 8000' $f | wc -l)
+	expect "sd-event watching '${w:-?}', want its own cgroup's /sys/fs/cgroup/system.slice/sdp-cg.service/memory.pressure: $(head -3 $f | tr '\n' '|')" \
+		[ "$w" = /sys/fs/cgroup/system.slice/sdp-cg.service/memory.pressure ]
+	expect "sd-event source not enabled: $(head -3 $f | tr '\n' '|')" grep -qx 'enabled 1' $f
+	expect "sd-event callbacks while the service idled: $n_idle, want 0" [ "$n_idle" = 0 ]
+	expect "sd-event callbacks under the throttled hog: $n_load, want >= 1: $(tail -3 $f | tr '\n' '|')" igt "$n_load" 0
+	note "phase $PHASE: watching $w, $n_idle callbacks idle, $n_load under the hog"
+	systemctl reset-failed sdp-cg 2>/dev/null
+	cgfs_off
+}
+
 # --- phase b: the 6.12 kernel installed as an upgrade
 c_upgrade() {
 	local k f sv g e s
@@ -521,6 +603,8 @@ a)
 	run_case memory 120 c_memory
 	run_case lifecycle 120 c_lifecycle
 	run_case oomd 60 c_oomd
+	run_case oomd-kill 120 c_oomd_kill
+	run_case sdevent-cg 90 c_sdevent_cg
 	run_case journal 60 c_journal
 	;;
 b)
@@ -534,6 +618,8 @@ c)
 	run_case memory 120 c_memory
 	stop_clients
 	run_case oomd 60 c_oomd
+	run_case oomd-kill 120 c_oomd_kill
+	run_case sdevent-cg 90 c_sdevent_cg
 	run_case journal 60 c_journal
 	;;
 *) echo "no psisys.phase= on the kernel command line" ;;
