@@ -1381,6 +1381,30 @@ case_cgroupfs() {
 	r=$(kit write $CGPARAM 1)
 	expect "cgroups=1 again: $r" [ "$r" = ok ]
 	expect "no files in $CG after cgroups=1 with cgroupfs=1" [ -f $s/a/b/cpu.pressure ]
+	# cgroups made and removed in 4 streams while the files go and come
+	# (cgroupfs=0/1) and the module unloads and loads with them, a reader
+	# on the root's and a group's files all along
+	kit readers 2 600 $CG/memory.pressure $s/a/b/cpu.pressure > $C/rd &
+	x=$!
+	cg_storm_start 0
+	for i in $(seq ${CG_CYCLES:-8}); do
+		r=$(kit write $CGFSPARAM 0)$(kit write $CGFSPARAM 1)
+		expect "cgroupfs 0/1 $i under churn: $r" [ "$r" = okok ]
+		r=$(mod_unload)
+		expect "unload $i under churn with cgroupfs=1: '$r'" [ -z "$r" ]
+		r=$(mod_load cgroups=1 cgroupfs=1)
+		expect "load $i under churn with cgroups=1 cgroupfs=1: $r, cgroupfs $(cat $CGFSPARAM)" \
+			eval '[ "$r" = ok ] && [ "$(cat $CGFSPARAM)" = Y ]'
+	done
+	cg_storm_stop
+	kill -TERM $x 2>/dev/null
+	wait $x
+	cg_check "after ${CG_CYCLES:-8} cgroupfs toggles and load/unload cycles with $CG_MADE cgroups made and removed meanwhile"
+	r=$(find $CG -mindepth 1 -type d | while read -r d; do [ -f $d/cpu.pressure ] || echo $d; done | head -3)
+	expect "cgroups without cpu.pressure after the storm: '$r'" [ -z "$r" ]
+	r=$(cat $C/rd)
+	expect "readers across the storm: '$r', want reads" eval 'set -- $r; [ "${2:-0}" -gt 0 ]'
+	rmdir $CG/storm1 $CG/storm2 $CG/storm3 $CG/storm4
 	# rmmod with a file open, read and polled: bounded, everything gone
 	kit hold $s/a/b/memory.pressure 4 > $C/hold &
 	x=$!
