@@ -54,6 +54,7 @@ mmdebstrap --mode=root --variant=apt --include="$pkgs" \
 	--customize-hook='echo 3f6a2c0b9d4e4c1a8b7e5d2f1a0c9b8e > "$1/etc/machine-id"' \
 	--customize-hook='mkdir -p "$1/etc/systemd/network" && printf "[Match]\nName=en* eth*\n\n[Network]\nDHCP=yes\n" > "$1/etc/systemd/network/20-wired.network"' \
 	--customize-hook='chroot "$1" systemctl enable systemd-networkd' \
+	--customize-hook='chroot "$1" systemctl mask oomd.service' \
 	--customize-hook='chroot "$1" useradd -m -u 1000 -s /bin/bash user' \
 	--customize-hook='chroot "$1" passwd -d root' \
 	bookworm "$base.new" "$sources" >"$log" 2>&1 || {

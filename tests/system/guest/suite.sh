@@ -28,9 +28,9 @@ NE=http://127.0.0.1:9100/metrics
 # (nohang runs as one of its two units, which conflict)
 CONSUMERS="prometheus-node-exporter atop low-memory-monitor $(systemctl -q is-active nohang-desktop && echo nohang-desktop || echo nohang)"
 # the cases of each phase, in order (run.sh reads these lines)
-CASES_A="boot cpu io memory lifecycle oomd oomd-kill sdevent-cg journal"
+CASES_A="boot cpu io memory lifecycle oomd oomd-kill meta-oomd sdevent-cg journal"
 CASES_B="upgrade purge without journal"
-CASES_C="kernel memory oomd oomd-kill sdevent-cg journal"
+CASES_C="kernel memory oomd oomd-kill meta-oomd sdevent-cg journal"
 
 sync_host() { echo "@@SYNC $*" >/dev/ttyS1; }
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -105,12 +105,14 @@ c_boot() {
 # anyone (psi_mod, systemd, a consumer); and no kernel splat.
 c_journal() {
 	# expected: the kernel's notes that an unsigned out-of-tree module
-	# taints it, and systemd-oomd's remark that without swap it watches
-	# memory pressure only
+	# taints it, systemd-oomd's remark that without swap it watches
+	# memory pressure only, and Meta's oomd's report (to the kernel log)
+	# of the kill meta-oomd provokes
 	journal_warn | grep -iE 'pressure|psi' |
 		grep -v -e 'psi_mod: loading out-of-tree module taints kernel' \
 			-e 'psi_mod: module verification failed: signature and/or required key missing' \
-			-e 'systemd-oomd.*No swap; memory pressure usage will be degraded' >$C/warn.all
+			-e 'systemd-oomd.*No swap; memory pressure usage will be degraded' \
+			-e 'oomd kill: .* oomtest2.slice/meta-victim.service .*ruleset:\[psi test\]' >$C/warn.all
 	if [ "$PHASE" = c ]; then
 		# the documented refusal beside the kernel's PSI (c_kernel)
 		grep -v -e 'psi_mod: /proc/pressure already exists' $C/warn.all >$C/warn
@@ -456,6 +458,54 @@ c_oomd_kill() {
 	cgfs_off
 }
 
+# Meta's oomd (Debian's 0.5.0) with one rule: memory pressure_above 20
+# for 3 s on a slice, kill_by_memory_size_or_growth in it; a service in
+# the slice throttled under MemoryHigh= without swap is killed, on psi=0
+# through psi_mod's cgroupfs files, on psi=1 through the kernel's.
+c_meta_oomd() {
+	local i alive=1 res
+	cgfs_on
+	cat >/run/oomd-test.json <<'JSON'
+{
+  "rulesets": [
+    {
+      "name": "psi test",
+      "detectors": [
+        [
+          "oomtest2 memory pressure above 20 for 3s",
+          { "name": "pressure_above",
+            "args": { "cgroup": "oomtest2.slice", "resource": "memory",
+                      "threshold": "20", "duration": "3" } }
+        ]
+      ],
+      "actions": [
+        { "name": "kill_by_memory_size_or_growth",
+          "args": { "cgroup": "oomtest2.slice/*" } }
+      ]
+    }
+  ]
+}
+JSON
+	systemd-run -q --unit=meta-victim --slice=oomtest2.slice -p MemoryHigh=40M -p MemorySwapMax=0 memhog 200 60
+	systemd-run -q --unit=meta-oomd -p StandardOutput=file:/run/meta-oomd.log -p StandardError=file:/run/meta-oomd.err \
+		/usr/bin/oomd --interval 1 --config /run/oomd-test.json --cgroup-fs /sys/fs/cgroup
+	for i in $(seq 50); do
+		systemctl -q is-active meta-victim || { alive=0; break; }
+		sleep 1
+	done
+	res=$(systemctl show -P Result meta-victim)
+	expect "oomd running: $(systemctl is-active meta-oomd); $(tail -2 /run/meta-oomd.err 2>/dev/null | tr '\n' '|')" \
+		systemctl -q is-active meta-oomd
+	expect "meta-victim still running $i s after oomd's start: $(cat /sys/fs/cgroup/oomtest2.slice/memory.pressure 2>&1 | tr '\n' '|') oomd: $(tail -3 /run/meta-oomd.err 2>/dev/null | tr '\n' '|')" [ $alive = 0 ]
+	expect "meta-victim ended with '$res', want signal (killed)" [ "$res" = signal ]
+	expect "no 'oomd kill:' of meta-victim in the kernel log" \
+		sh -c "journalctl -q -k -b -o cat --no-pager | grep -q 'oomd kill: .* oomtest2.slice/meta-victim.service '"
+	note "phase $PHASE: gone after about $i s ($res); $(journalctl -q -k -b -o cat --no-pager | grep -m1 'oomd kill:' | cut -c1-160)"
+	systemctl stop meta-oomd meta-victim 2>/dev/null
+	systemctl reset-failed meta-oomd meta-victim 2>/dev/null
+	cgfs_off
+}
+
 # sd-event's memory pressure source left at its default, in a service:
 # its own cgroup's memory.pressure (psi_mod's with cgroupfs=1 on psi=0,
 # the kernel's on psi=1), no callback while the service idles, callbacks
@@ -604,6 +654,7 @@ a)
 	run_case lifecycle 120 c_lifecycle
 	run_case oomd 60 c_oomd
 	run_case oomd-kill 120 c_oomd_kill
+	run_case meta-oomd 90 c_meta_oomd
 	run_case sdevent-cg 90 c_sdevent_cg
 	run_case journal 60 c_journal
 	;;
@@ -619,6 +670,7 @@ c)
 	stop_clients
 	run_case oomd 60 c_oomd
 	run_case oomd-kill 120 c_oomd_kill
+	run_case meta-oomd 90 c_meta_oomd
 	run_case sdevent-cg 90 c_sdevent_cg
 	run_case journal 60 c_journal
 	;;
