@@ -424,7 +424,6 @@ bool psim_proc_has_irq(void);
 /* psi_cgroupfs.c */
 int psim_cgroupfs_up(bool kernel_psi, bool irq);
 void psim_cgroupfs_down(void);
-bool psim_cgroupfs_live(void);
 int psim_copy_from_user(void *dst, const void __user *src, size_t len);
 
 #endif /* PSI_MOD_H */

@@ -340,8 +340,3 @@ void psim_cgroupfs_down(void)
 	psim_cgfs_added = false;
 	WARN_ON_ONCE(!hash_empty(psim_cgfs_opens));
 }
-
-bool psim_cgroupfs_live(void)
-{
-	return psim_cgfs_added;
-}
