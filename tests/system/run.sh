@@ -20,11 +20,15 @@
 #   4. boot c    the same 6.1 with psi=1, the kernel's own PSI: psi_mod's
 #                boot-time load refused (EEXIST), the same memory load
 #                heard by the same clients, systemd-oomd watching cgroups
-#   5. boot b    the same disk with the 6.12 kernel: the module DKMS built,
+#   5. boot d    bullseye's 5.10 installed in the same image, psi=0: the
+#                kernel makes cgroup pressure files that fail every read;
+#                psi_mod's cgroupfs=1 refused there, what systemd-oomd and
+#                sd-event do with psi_mod's /proc/pressure
+#   6. boot b    the same disk with the 6.12 kernel: the module DKMS built,
 #                apt-get purge under the loaded module
 #
-# usage: tests/system/run.sh [--phases a,c,b] [--keep]
-#   --phases  boot only these, in this order (default a,c,b)
+# usage: tests/system/run.sh [--phases a,c,d,b] [--keep]
+#   --phases  boot only these, in this order (default a,c,d,b)
 #   --keep    keep build/system/run (the disk, the logs) after a pass
 # env: PSI_SYSTEM_DIR (default build/system), PSI_MOD_ACCEL (tcg; the 6.12
 #      boot tcg,thread=single)
@@ -38,12 +42,12 @@ export PSI_VM_BUILD=$out/vm
 . "$top/tests/vm/lib.sh"
 RESULT_PREFIX=system/
 
-phases=a,c,b keep=0
+phases=a,c,d,b keep=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--phases) phases=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
-	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
 	*) die "unknown option $1" ;;
 	esac
 done
@@ -185,9 +189,51 @@ else
 	fail remove "apt-get remove failed: $(tail -3 "$run/logs/remove.log" | tr '\n' ' ')"
 fi
 
-# the guest suite, its helpers, the unit that starts it
 lib=$root/usr/local/lib/psi-system
 mkdir -p "$lib"
+
+# bullseye's 5.10 in the same image (boot d): its image package, as the
+# kernels lane downloads it (tests/kernels/fetch.sh), installed with
+# apt-get. Its headers need bullseye's gcc-10, which bookworm has not, so
+# DKMS's kernel hook skips it (checked: it says so); psi_mod is built on the
+# host against the unpacked headers, as the kernels lane builds it, and put
+# in the kernel's extra/ for modprobe. That one file is the lane's own, not
+# the package's: the guest's purge check leaves it out (listed in
+# $lib/own-files).
+k510=
+case ",$phases," in
+*,d,*)
+	t5=$SECONDS
+	kd=${PSI_KERNELS_DIR:-$top/build/kernels}/5.10
+	if ! "$top/tests/kernels/fetch.sh" 5.10 >"$run/logs/fetch-5.10.log" 2>&1 ||
+	   ! read -r KVER KDIR CC < <(. "$kd/env" && echo "$KVER $KDIR $CC"); then
+		fail 5.10/install "tests/kernels/fetch.sh 5.10: $(grep -m1 FAIL "$run/logs/fetch-5.10.log")"
+	else
+		img=$(ls "$kd"/debs/linux-image-"$KVER"-unsigned_*.deb 2>/dev/null | head -1)
+		cp "$img" "$root/tmp/" 2>/dev/null
+		if [ -z "$img" ] || ! in_root apt-get install -y -q "/tmp/$(basename "$img")" >"$run/logs/install-5.10.log" 2>&1; then
+			fail 5.10/install "apt-get install ./linux-image-$KVER-unsigned: $(tail -3 "$run/logs/install-5.10.log" 2>/dev/null | tr '\n' ' ')"
+		elif ! grep -q "dkms: autoinstall for kernel $KVER was skipped since the kernel headers" "$run/logs/install-5.10.log"; then
+			fail 5.10/install "DKMS's kernel hook did not say it skipped $KVER without headers: $(grep -A2 postinst.d/dkms "$run/logs/install-5.10.log" | tr '\n' ' ')"
+		elif ! ko=$(PSI_VM_BUILD=$run/k510 build_copy "$KDIR" "$KVER" "$CC" 2>"$run/logs/build-5.10.log"); then
+			fail 5.10/install "psi_mod build against $KVER failed (log: $run/logs/build-5.10.log)"
+		else
+			install -D -m 644 "$ko" "$root/lib/modules/$KVER/extra/psi_mod.ko"
+			echo "/lib/modules/$KVER/extra/psi_mod.ko" >"$lib/own-files"
+			if in_root depmod "$KVER" && [ -f "$root/boot/initrd.img-$KVER" ]; then
+				k510=$KVER
+				pass 5.10/install "bullseye's $KVER installed with apt-get beside 6.1 and 6.12 (DKMS skipped it: no headers); psi_mod built on the host for it, in /lib/modules/$KVER/extra"
+			else
+				fail 5.10/install "depmod $KVER or its initramfs failed"
+			fi
+		fi
+		rm -f "$root/tmp/$(basename "$img")"
+	fi
+	timed "5.10 install" $t5
+	;;
+esac
+
+# the guest suite, its helpers, the unit that starts it
 cp "$top/tests/vm/guest/lib.sh" "$here/guest/suite.sh" "$lib/"
 for h in spin memhog dio trig; do cp "$bin/$h" "$root/usr/local/bin/"; done
 cp "$here/guest/psi-system-test.service" "$root/etc/systemd/system/"
@@ -304,6 +350,10 @@ for ph in ${phases//,/ }; do
 		fi
 		;;
 	c) boot c "$k61" 1 600 6.1-psi1 ;;
+	d)
+		if [ -n "$k510" ]; then boot d "$k510" 0 600 5.10
+		else fail 5.10/boot "no 5.10 kernel in the image: its install failed above"; fi
+		;;
 	b)
 		# room for every case's own limit (single-threaded TCG: depmod
 		# in the guest is slow), so that a case that times out
@@ -311,7 +361,7 @@ for ph in ${phases//,/ }; do
 		if [ -n "$k612" ]; then boot b "$k612" 0 1100 6.12
 		else fail 6.12/boot "no 6.12 kernel in the image: the upgrade failed above"; fi
 		;;
-	*) fail setup "unknown phase $ph (a, b, c)" ;;
+	*) fail setup "unknown phase $ph (a, b, c, d)" ;;
 	esac
 done
 kill $prom_pid 2>/dev/null

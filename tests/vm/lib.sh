@@ -51,15 +51,16 @@ module_dir() { echo "${PSI_VM_MODDIR:-/lib/modules/$1}"; }
 
 # Build psi_mod.ko from a copy of the sources in the build dir and print
 # its path: other builds may run in the repo root at the same time, and two
-# kbuilds of the same tree race on the same object files.
-build_copy() {	# KDIR KVER
-	local kdir=$1 kver=$2 d
+# kbuilds of the same tree race on the same object files. CC, where given,
+# overrides the compiler unpacked Debian headers name (gcc-10 for 5.10).
+build_copy() {	# KDIR KVER [CC]
+	local kdir=$1 kver=$2 cc=${3:-} d
 	mkdir -p "$PSI_VM_BUILD"
 	d=$(cd "$PSI_VM_BUILD" && pwd)/mod-$2	# kbuild M= needs an absolute path
 	rm -rf "$d"
 	mkdir -p "$d"
 	cp -r "$PSI_REPO/Kbuild" "$PSI_REPO/dkms.conf" "$PSI_REPO/src" "$PSI_REPO/include" "$d/"
-	make -C "$kdir" M="$d" modules >&2 || return 1
+	make -C "$kdir" M="$d" ${cc:+CC="$cc"} modules >&2 || return 1
 	[ "$(modinfo -F vermagic "$d/psi_mod.ko" | cut -d' ' -f1)" = "$kver" ] || return 1
 	echo "$d/psi_mod.ko"
 }
