@@ -27,7 +27,7 @@ RELI_MODE=${RELI_MODE:-full}
 #   debug  the debug kernel (KASAN, lockdep, kmemleak under TCG, about ten
 #          times slower): the full counts but for load/unload, the fork
 #          storm's loads and the cgroup storm's cycles
-counts_short() { N_LOAD=50 N_TOGGLE=200 N_HOTPLUG=20 N_OFFLOAD=3 N_HOLD=1 N_FORKLOAD=10 N_CGROUPS=2400 N_CGCYCLES=20 N_FUZZ=5000; }
+counts_short() { N_LOAD=50 N_TOGGLE=200 N_HOTPLUG=20 N_OFFLOAD=3 N_HOLD=1 N_FORKLOAD=10 N_CGROUPS=10008 N_CGCYCLES=20 N_FUZZ=5000; }
 counts_full() { N_LOAD=500 N_TOGGLE=1000 N_HOTPLUG=100 N_OFFLOAD=10 N_HOLD=3 N_FORKLOAD=100 N_CGROUPS=12000 N_CGCYCLES=100 N_FUZZ=100000; }
 case $RELI_MODE in
 short) counts_short; LIM=1 ;;
