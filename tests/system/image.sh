@@ -55,6 +55,7 @@ mmdebstrap --mode=root --variant=apt --include="$pkgs" \
 	--customize-hook='mkdir -p "$1/etc/systemd/network" && printf "[Match]\nName=en* eth*\n\n[Network]\nDHCP=yes\n" > "$1/etc/systemd/network/20-wired.network"' \
 	--customize-hook='chroot "$1" systemctl enable systemd-networkd' \
 	--customize-hook='chroot "$1" systemctl mask oomd.service' \
+	--customize-hook='chroot "$1" systemctl disable netdata.service' \
 	--customize-hook='chroot "$1" useradd -m -u 1000 -s /bin/bash user' \
 	--customize-hook='chroot "$1" passwd -d root' \
 	bookworm "$base.new" "$sources" >"$log" 2>&1 || {

@@ -211,7 +211,7 @@ case ",$phases," in
 	else
 		img=$(ls "$kd"/debs/linux-image-"$KVER"-unsigned_*.deb 2>/dev/null | head -1)
 		cp "$img" "$root/tmp/" 2>/dev/null
-		if [ -z "$img" ] || ! in_root apt-get install -y -q "/tmp/$(basename "$img")" >"$run/logs/install-5.10.log" 2>&1; then
+		if [ -z "$img" ] || ! in_root apt-get install -y -q --no-install-recommends "/tmp/$(basename "$img")" >"$run/logs/install-5.10.log" 2>&1; then
 			fail 5.10/install "apt-get install ./linux-image-$KVER-unsigned: $(tail -3 "$run/logs/install-5.10.log" 2>/dev/null | tr '\n' ' ')"
 		elif ! grep -q "dkms: autoinstall for kernel $KVER was skipped since the kernel headers" "$run/logs/install-5.10.log"; then
 			fail 5.10/install "DKMS's kernel hook did not say it skipped $KVER without headers: $(grep -A2 postinst.d/dkms "$run/logs/install-5.10.log" | tr '\n' ' ')"

@@ -33,10 +33,10 @@ NE=http://127.0.0.1:9100/metrics
 # (nohang runs as one of its two units, which conflict)
 CONSUMERS="prometheus-node-exporter atop low-memory-monitor $(systemctl -q is-active nohang-desktop && echo nohang-desktop || echo nohang)"
 # the cases of each phase, in order (run.sh reads these lines)
-CASES_A="boot cpu io memory lifecycle oomd oomd-kill meta-oomd sdevent-cg journal"
+CASES_A="boot cpu io memory lifecycle oomd oomd-kill meta-oomd sdevent-cg netdata journal"
 CASES_B="upgrade purge without journal"
-CASES_C="kernel memory oomd oomd-kill meta-oomd sdevent-cg journal"
-CASES_D="boot cgroupfs oomd-kill sdevent-cg sdevent-tree journal"
+CASES_C="kernel memory oomd oomd-kill meta-oomd sdevent-cg netdata journal"
+CASES_D="boot cgroupfs oomd-kill sdevent-cg sdevent-tree netdata journal"
 
 sync_host() { echo "@@SYNC $*" >/dev/ttyS1; }
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -429,6 +429,30 @@ cgfs_off() {
 	expect "memory.pressure in system.slice after cgroupfs=0" [ ! -e /sys/fs/cgroup/system.slice/memory.pressure ]
 }
 
+# oomd_victim_start SECS: systemd-oomd with a 5 s duration (an oomd.conf.d
+# drop-in), a slice with ManagedOOMMemoryPressure=kill and a 20% limit, a
+# service in it with a 200 MB hog for SECS under MemoryHigh=40M without
+# swap; the journal cursor in $C/cur, oomctl's listing 4 s after in
+# $C/oomctl. oomd_victim_stop takes it all away again.
+oomd_victim_start() {
+	mkdir -p /etc/systemd/oomd.conf.d /run/systemd/system
+	printf '[OOM]\nDefaultMemoryPressureDurationSec=5s\n' >/etc/systemd/oomd.conf.d/psi-test.conf
+	printf '[Slice]\nManagedOOMMemoryPressure=kill\nManagedOOMMemoryPressureLimit=20%%\n' >/run/systemd/system/oomtest.slice
+	systemctl daemon-reload
+	systemctl restart systemd-oomd
+	cursor $C/cur
+	systemd-run -q --unit=oomd-victim --slice=oomtest.slice -p MemoryHigh=40M -p MemorySwapMax=0 memhog 200 "$1"
+	sleep 4
+	oomctl >$C/oomctl 2>&1
+}
+oomd_victim_stop() {
+	systemctl stop oomd-victim 2>/dev/null
+	systemctl reset-failed oomd-victim 2>/dev/null
+	rm -f /etc/systemd/oomd.conf.d/psi-test.conf /run/systemd/system/oomtest.slice
+	systemctl daemon-reload
+	systemctl restart systemd-oomd
+}
+
 # systemd-oomd acting on a slice's memory pressure, as it does with the
 # kernel's PSI: a slice with ManagedOOMMemoryPressure=kill and a 20% limit
 # (oomd's duration 5 s instead of 30), a service in it throttled under
@@ -439,15 +463,7 @@ cgfs_off() {
 c_oomd_kill() {
 	local i alive=1 j
 	cgfs_on
-	mkdir -p /etc/systemd/oomd.conf.d /run/systemd/system
-	printf '[OOM]\nDefaultMemoryPressureDurationSec=5s\n' >/etc/systemd/oomd.conf.d/psi-test.conf
-	printf '[Slice]\nManagedOOMMemoryPressure=kill\nManagedOOMMemoryPressureLimit=20%%\n' >/run/systemd/system/oomtest.slice
-	systemctl daemon-reload
-	systemctl restart systemd-oomd
-	cursor $C/cur
-	systemd-run -q --unit=oomd-victim --slice=oomtest.slice -p MemoryHigh=40M -p MemorySwapMax=0 memhog 200 60
-	sleep 4
-	oomctl >$C/oomctl 2>&1
+	oomd_victim_start 60
 	expect "oomctl does not list oomtest.slice as monitored: $(grep -A4 'Memory Pressure Monitored' $C/oomctl | tr -s ' ' | tr '\n' '|')" \
 		grep -q 'Path: /oomtest.slice' $C/oomctl
 	for i in $(seq 50); do
@@ -459,11 +475,7 @@ c_oomd_kill() {
 	expect "oomd-victim still running $((i + 4)) s after its start: $(cat /sys/fs/cgroup/oomtest.slice/memory.pressure 2>&1 | tr '\n' '|') oomd: $(tail -3 $C/j | tr '\n' '|')" [ $alive = 0 ]
 	expect "oomd's journal has no kill of oomd-victim: $(tail -3 $C/j | tr '\n' '|')" eval 'echo "$j" | grep -q oomd-victim'
 	note "phase $PHASE: killed after about $((i + 4)) s: $j"
-	systemctl stop oomd-victim 2>/dev/null
-	systemctl reset-failed oomd-victim 2>/dev/null
-	rm -f /etc/systemd/oomd.conf.d/psi-test.conf /run/systemd/system/oomtest.slice
-	systemctl daemon-reload
-	systemctl restart systemd-oomd
+	oomd_victim_stop
 	cgfs_off
 }
 
@@ -551,6 +563,8 @@ c_sdevent_cg() {
 # write of them with EOPNOTSUPP; psi_mod's cgroupfs=1 is refused, so the
 # programs that read a cgroup's own file see the kernel's.
 K510_OWN=/usr/local/lib/psi-system/own-files
+# the lane's own files as find / names them (/lib is /usr/lib here)
+own_files() { [ ! -f $K510_OWN ] || xargs -r readlink -f <$K510_OWN; }
 c_boot_510() {
 	local k f s kr r
 	k=$(uname -r)
@@ -596,15 +610,7 @@ c_cgfs_510() {
 # slice unwatched and the service running, without a journal line.
 c_oomd_kill_510() {
 	local i alive=1 n
-	mkdir -p /etc/systemd/oomd.conf.d /run/systemd/system
-	printf '[OOM]\nDefaultMemoryPressureDurationSec=5s\n' >/etc/systemd/oomd.conf.d/psi-test.conf
-	printf '[Slice]\nManagedOOMMemoryPressure=kill\nManagedOOMMemoryPressureLimit=20%%\n' >/run/systemd/system/oomtest.slice
-	systemctl daemon-reload
-	systemctl restart systemd-oomd
-	cursor $C/cur
-	systemd-run -q --unit=oomd-victim --slice=oomtest.slice -p MemoryHigh=40M -p MemorySwapMax=0 memhog 200 40
-	sleep 4
-	oomctl >$C/oomctl 2>&1
+	oomd_victim_start 40
 	for i in $(seq 20); do
 		systemctl -q is-active oomd-victim || { alive=0; break; }
 		sleep 1
@@ -619,11 +625,7 @@ c_oomd_kill_510() {
 	expect "systemd-oomd killed oomd-victim, which it cannot see under pressure here: $(grep -m1 Killed $C/j)" [ $alive = 1 ]
 	expect "systemd-oomd wrote $n journal lines in $((i + 4)) s, want no more than 5: $(tail -3 $C/j | tr '\n' '|')" [ "$n" -le 5 ]
 	expect "warnings in the journal meanwhile: $(head -3 $C/w | tr '\n' '|')" [ ! -s $C/w ]
-	systemctl stop oomd-victim 2>/dev/null
-	systemctl reset-failed oomd-victim 2>/dev/null
-	rm -f /etc/systemd/oomd.conf.d/psi-test.conf /run/systemd/system/oomtest.slice
-	systemctl daemon-reload
-	systemctl restart systemd-oomd
+	oomd_victim_stop
 }
 
 # sd-event's memory pressure source at its default in a service: its own
@@ -673,6 +675,60 @@ c_sdevent_tree_510() {
 	note "watching $w, $n_idle callbacks idle, $n_load under the hog"
 	systemctl reset-failed sdp-tree 2>/dev/null
 	echo 0 >$CGFS/cgroups
+}
+
+# netdata (Debian's 1.37.1; its unit disabled in the image, started here):
+# its cgroups plugin reads each cgroup it finds (every 10 s) and each
+# second charts the cgroup's pressure files; its proc plugin charts
+# /proc/pressure. Two scopes, one with a hog throttled under MemoryHigh=
+# without swap, one idle: netdata's memory some avg10 for the first, none
+# for the second; on psi=0 through psi_mod's cgroupfs files (phase a), on
+# psi=1 through the kernel's (c). On 5.10 (d) the kernel's files fail every
+# read: netdata finds the scopes (their memory usage chart) but makes no
+# pressure chart for them, and charts psi_mod's /proc/pressure.
+ND=http://127.0.0.1:19999/api/v1
+ND_HOG=cgroup_system-slice_nd-hog-scope ND_IDLE=cgroup_system-slice_nd-idle-scope
+nd_api() { curl -sf --max-time 20 "$ND/$1"; }
+# nd_chart ID: netdata has the chart (in $C/charts, the last listing)
+nd_chart() { grep -q "\"$1\"" $C/charts; }
+# nd_last ID: the chart's first dimension, averaged over the last 5 s
+nd_last() { nd_api "data?chart=$1&after=-5&points=1&group=average&format=csv" | tr -d '\r' | awk -F, 'NR == 2 { print $2 }'; }
+c_netdata() {
+	local i want=mem_some_pressure h hs id f sys
+	[ "$PHASE" = d ] && want=mem_usage
+	cgfs_on
+	systemctl start netdata
+	for i in $(seq 60); do nd_api info >/dev/null && break; sleep 1; done
+	expect "netdata's API silent 60 s after its start: $(systemctl is-active netdata)" eval 'nd_api info >/dev/null'
+	systemd-run -q --scope --unit=nd-hog -p MemoryHigh=40M -p MemorySwapMax=0 memhog 100 90 >/dev/null 2>&1 &
+	systemd-run -q --scope --unit=nd-idle sleep 90 >/dev/null 2>&1 &
+	for i in $(seq 90); do
+		nd_api charts >$C/charts
+		nd_chart $ND_HOG.$want && nd_chart $ND_IDLE.$want && break
+		sleep 1
+	done
+	expect "netdata has no $ND_HOG.$want and $ND_IDLE.$want $i s after the scopes' start" eval 'nd_chart $ND_HOG.$want && nd_chart $ND_IDLE.$want'
+	note "charts after about $i s"
+	sleep 15
+	nd_api charts >$C/charts
+	expect "netdata has no system.memory_some_pressure (from /proc/pressure/memory)" nd_chart system.memory_some_pressure
+	sys=$(nd_last system.memory_some_pressure)
+	if [ "$PHASE" = d ]; then
+		expect "netdata charts pressure for a scope whose files fail every read: $(grep -o "\"$ND_HOG[^\"]*pressure\"" $C/charts | head -2 | tr '\n' ' ')" \
+			eval '! grep -q "\"$ND_HOG[^\"]*pressure" $C/charts'
+		note "5.10: the scopes charted without pressure; system memory some avg10 $sys (psi_mod's /proc/pressure)"
+	else
+		h=$(nd_last $ND_HOG.mem_some_pressure)
+		hs=$(nd_last $ND_HOG.memory_some_pressure_stall_time)
+		id=$(nd_last $ND_IDLE.mem_some_pressure)
+		f=$(psi_val /sys/fs/cgroup/system.slice/nd-hog.scope/memory.pressure some avg10)
+		expect "netdata's hog memory some avg10 '$h' (the file's $f), want >= 20" fge "${h:-0}" 20
+		expect "netdata's hog memory some stall '$hs' ms/s, want >= 200" fge "${hs:-0}" 200
+		expect "netdata's idle scope memory some avg10 '$id', want 0" [ "$id" = 0 ]
+		note "phase $PHASE: hog avg10 $h (its file $f), stalled $hs ms/s; idle $id; system memory some avg10 $sys"
+	fi
+	systemctl stop netdata nd-hog.scope nd-idle.scope 2>/dev/null
+	cgfs_off
 }
 
 # --- phase b: the 6.12 kernel installed as an upgrade
@@ -740,7 +796,7 @@ c_purge() {
 	# (and the lane's own build for 5.10, $K510_OWN, not the package's)
 	left=$(find / -xdev \( -name '*psi_mod*' -o -name '*psi-mod*' \) ! -path /etc/modules-load.d/psi_mod.conf \
 		! -path /etc/systemd/system/systemd-oomd.socket.d/psi_mod.conf 2>/dev/null |
-		grep -vxF -f "$([ -f $K510_OWN ] && echo $K510_OWN || echo /dev/null)" | tr '\n' ' ')
+		grep -vxF -f <(own_files) | tr '\n' ' ')
 	expect "left after purge: $left" [ -z "$left" ]
 	left=$(dkms status 2>/dev/null)
 	expect "dkms status after purge: $left" [ -z "$left" ]
@@ -802,6 +858,7 @@ a)
 	run_case oomd-kill 120 c_oomd_kill
 	run_case meta-oomd 90 c_meta_oomd
 	run_case sdevent-cg 90 c_sdevent_cg
+	run_case netdata 180 c_netdata
 	run_case journal 60 c_journal
 	;;
 b)
@@ -818,6 +875,7 @@ c)
 	run_case oomd-kill 120 c_oomd_kill
 	run_case meta-oomd 90 c_meta_oomd
 	run_case sdevent-cg 90 c_sdevent_cg
+	run_case netdata 180 c_netdata
 	run_case journal 60 c_journal
 	;;
 d)
@@ -826,6 +884,7 @@ d)
 	run_case oomd-kill 90 c_oomd_kill_510
 	run_case sdevent-cg 60 c_sdevent_cg_510
 	run_case sdevent-tree 90 c_sdevent_tree_510
+	run_case netdata 180 c_netdata
 	run_case journal 60 c_journal
 	;;
 *) echo "no psisys.phase= on the kernel command line" ;;
