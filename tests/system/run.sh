@@ -47,7 +47,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--phases) phases=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
-	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+	-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
 	*) die "unknown option $1" ;;
 	esac
 done
