@@ -206,25 +206,25 @@ case ",$phases," in
 	t5=$SECONDS
 	kd=${PSI_KERNELS_DIR:-$top/build/kernels}/5.10
 	if ! "$top/tests/kernels/fetch.sh" 5.10 >"$run/logs/fetch-5.10.log" 2>&1 ||
-	   ! read -r KVER KDIR CC < <(. "$kd/env" && echo "$KVER $KDIR $CC"); then
+	   ! read -r k5 k5dir k5cc < <(. "$kd/env" && echo "$KVER $KDIR $CC"); then
 		fail 5.10/install "tests/kernels/fetch.sh 5.10: $(grep -m1 FAIL "$run/logs/fetch-5.10.log")"
 	else
-		img=$(ls "$kd"/debs/linux-image-"$KVER"-unsigned_*.deb 2>/dev/null | head -1)
+		img=$(ls "$kd"/debs/linux-image-"$k5"-unsigned_*.deb 2>/dev/null | head -1)
 		cp "$img" "$root/tmp/" 2>/dev/null
 		if [ -z "$img" ] || ! in_root apt-get install -y -q --no-install-recommends "/tmp/$(basename "$img")" >"$run/logs/install-5.10.log" 2>&1; then
-			fail 5.10/install "apt-get install ./linux-image-$KVER-unsigned: $(tail -3 "$run/logs/install-5.10.log" 2>/dev/null | tr '\n' ' ')"
-		elif ! grep -q "dkms: autoinstall for kernel $KVER was skipped since the kernel headers" "$run/logs/install-5.10.log"; then
-			fail 5.10/install "DKMS's kernel hook did not say it skipped $KVER without headers: $(grep -A2 postinst.d/dkms "$run/logs/install-5.10.log" | tr '\n' ' ')"
-		elif ! ko=$(PSI_VM_BUILD=$run/k510 build_copy "$KDIR" "$KVER" "$CC" 2>"$run/logs/build-5.10.log"); then
-			fail 5.10/install "psi_mod build against $KVER failed (log: $run/logs/build-5.10.log)"
+			fail 5.10/install "apt-get install ./linux-image-$k5-unsigned: $(tail -3 "$run/logs/install-5.10.log" 2>/dev/null | tr '\n' ' ')"
+		elif ! grep -q "dkms: autoinstall for kernel $k5 was skipped since the kernel headers" "$run/logs/install-5.10.log"; then
+			fail 5.10/install "DKMS's kernel hook did not say it skipped $k5 without headers: $(grep -A2 postinst.d/dkms "$run/logs/install-5.10.log" | tr '\n' ' ')"
+		elif ! ko=$(PSI_VM_BUILD=$run/k510 build_copy "$k5dir" "$k5" "$k5cc" 2>"$run/logs/build-5.10.log"); then
+			fail 5.10/install "psi_mod build against $k5 failed (log: $run/logs/build-5.10.log)"
 		else
-			install -D -m 644 "$ko" "$root/lib/modules/$KVER/extra/psi_mod.ko"
-			echo "/lib/modules/$KVER/extra/psi_mod.ko" >"$lib/own-files"
-			if in_root depmod "$KVER" && [ -f "$root/boot/initrd.img-$KVER" ]; then
-				k510=$KVER
-				pass 5.10/install "bullseye's $KVER installed with apt-get beside 6.1 and 6.12 (DKMS skipped it: no headers); psi_mod built on the host for it, in /lib/modules/$KVER/extra"
+			install -D -m 644 "$ko" "$root/lib/modules/$k5/extra/psi_mod.ko"
+			echo "/lib/modules/$k5/extra/psi_mod.ko" >"$lib/own-files"
+			if in_root depmod "$k5" && [ -f "$root/boot/initrd.img-$k5" ]; then
+				k510=$k5
+				pass 5.10/install "bullseye's $k5 installed with apt-get beside 6.1 and 6.12 (DKMS skipped it: no headers); psi_mod built on the host for it, in /lib/modules/$k5/extra"
 			else
-				fail 5.10/install "depmod $KVER or its initramfs failed"
+				fail 5.10/install "depmod $k5 or its initramfs failed"
 			fi
 		fi
 		rm -f "$root/tmp/$(basename "$img")"
