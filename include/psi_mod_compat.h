@@ -298,6 +298,25 @@ static inline void psim_kernfs_owner(struct kernfs_node *kn, kuid_t *uid,
 #endif
 
 /*
+ * cgroupfs=1 where the kernel makes its own pressure files (5.10) puts
+ * psi_mod's handlers into the kernel's cftypes of them. Taking them back
+ * waits for every caller that loaded a handler's address and has not yet
+ * entered it: without kernel preemption nothing switches a task out
+ * between the load and the call, so a grace period of RCU does; with it,
+ * RCU Tasks (a voluntary switch of every task).
+ */
+#if !defined(CONFIG_PREEMPTION)
+#define PSIM_CAN_TAKE_CFTYPES		1
+#define psim_sync_callers()		synchronize_rcu()
+#elif defined(CONFIG_TASKS_RCU)
+#define PSIM_CAN_TAKE_CFTYPES		1
+#define psim_sync_callers()		synchronize_rcu_tasks()
+#else
+#define PSIM_CAN_TAKE_CFTYPES		0
+#define psim_sync_callers()		do { } while (0)
+#endif
+
+/*
  * A kernel function's start from the address a kprobe on its symbol got:
  * on an IBT kernel that sits after the function's ENDBR instruction.
  */

@@ -5,7 +5,9 @@
  * irq.pressure with irq=1) in every cgroup2 cgroup, the root's the
  * system-wide figures, as the kernel's with its PSI on.
  *
- * Nothing of the kernel is patched. The files are cftypes of psi_mod's on
+ * Where the kernel has no such files of its own (6.1 and later with psi=0,
+ * CONFIG_PSI=n), nothing of the kernel is patched. The files are cftypes
+ * of psi_mod's on
  * the perf_event controller, which is on the default hierarchy implicitly,
  * with a css in every cgroup, threaded ones and the root included; named
  * without the controller's prefix. cgroup_add_dfl_cftypes() makes them in
@@ -16,17 +18,29 @@
  * own files; one made before gets its maker's owner on them then
  * (kernfs_setattr(), as cgroup_kn_set_ugid() at its mkdir). None of the
  * three functions is exported: their addresses come from a kprobe on each
- * name, taken and let go at once. The kernel's own pressure files, where it
- * makes them (psi=1, or 5.10, whose cgroups have them whatever psi= says),
- * would clash: then, as without the controller or the functions, the
- * files are refused with one line in dmesg and the /proc tree stays.
+ * name, taken and let go at once. Without the controller or the functions
+ * the files are refused with one line in dmesg and the /proc tree stays.
  *
  * After the removal kernfs answers an open file itself: reads and writes
  * ENODEV, poll DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI, as the kernel's
  * file of a removed cgroup; nothing of the module is reached from it.
+ *
+ * 5.10 makes its own {io,memory,cpu}.pressure in every cgroup whatever
+ * psi= says, and with psi=0 fails each read and trigger with EOPNOTSUPP.
+ * There psi_mod answers those files: the four handlers of the kernel's
+ * three cftypes (one each, shared by every cgroup's file, found through
+ * the root's files) become psi_mod's, after their names were checked to
+ * be the kernel's. Taking them back restores the kernel's pointers, waits
+ * for the callers that may still have psi_mod's (psim_sync_callers()) and
+ * for the handlers running, and then ends psi_mod's triggers, pollers
+ * woken with the error: the kernel's handlers then answer as before the
+ * load. psi_mod never touches the kernel's file context, whose trigger
+ * slot stays NULL, so the kernel's release of any file is a no-op. With
+ * the kernel's PSI on (psi=1) the files are its own: refused.
  */
 #include <linux/cgroup.h>
 #include <linux/hashtable.h>
+#include <linux/kallsyms.h>
 #include <linux/kernfs.h>
 #include <linux/kprobes.h>
 #include <linux/poll.h>
@@ -35,6 +49,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/wait_bit.h>
 
 #include "psi_mod.h"
 
@@ -55,10 +70,39 @@ typedef int (*psim_rm_cftypes_fn)(struct cftype *cfts);
 typedef int (*psim_setattr_fn)(struct kernfs_node *kn,
 			       const struct iattr *iattr);
 
+/* The kernel's cftype of one of its files, and its own handlers */
+struct psim_cgfs_taken {
+	struct cftype *cft;
+	int (*seq_show)(struct seq_file *m, void *v);
+	ssize_t (*write)(struct kernfs_open_file *of, char *buf,
+			 size_t nbytes, loff_t off);
+	__poll_t (*poll)(struct kernfs_open_file *of,
+			 struct poll_table_struct *pt);
+	void (*release)(struct kernfs_open_file *of);
+	unsigned long private;
+};
+
+enum psim_cgfs_mode { PSIM_CGFS_NONE, PSIM_CGFS_ADDED, PSIM_CGFS_TAKEN };
+
 /* The files, and the functions: under psi_cgroup.c's files lock */
 static struct cftype psim_cgfs_files[PSIM_NR_RES + 1];
+static struct psim_cgfs_taken psim_cgfs_taken[PSIM_IRQ];
 static psim_rm_cftypes_fn psim_cgfs_rm;
-static bool psim_cgfs_added;
+static enum psim_cgfs_mode psim_cgfs_mode;
+
+/* psi_mod's handlers running, for the kernel's files taken back */
+static atomic_t psim_cgfs_running = ATOMIC_INIT(0);
+
+static void psim_cgfs_enter(void)
+{
+	atomic_inc(&psim_cgfs_running);
+}
+
+static void psim_cgfs_exit(void)
+{
+	if (atomic_dec_and_test(&psim_cgfs_running))
+		wake_up_var(&psim_cgfs_running);
+}
 
 static const char * const psim_cgfs_names[PSIM_NR_RES] = {
 	[PSIM_IO] = "io.pressure", [PSIM_MEM] = "memory.pressure",
@@ -105,24 +149,33 @@ static int psim_cgfs_show(struct seq_file *m, void *v)
 	struct psim_cgroup *g;
 	int ret;
 
+	psim_cgfs_enter();
 	ret = psim_cgfs_group(of, &g);
-	if (ret)
-		return ret;
-	return psim_group_show(m, g, of_cft(of)->private);
+	if (!ret)
+		ret = psim_group_show(m, g, of_cft(of)->private);
+	psim_cgfs_exit();
+	return ret;
 }
 
-static int psim_cgfs_open(struct kernfs_open_file *of)
+/*
+ * An open file's record, made at its first write: a file opened before
+ * the kernel's files were taken has none. kernfs holds the file's mutex
+ * over a write, so two writes of one file do not both make one.
+ */
+static struct psim_cgfs_open *psim_cgfs_record(struct kernfs_open_file *of)
 {
-	struct psim_cgfs_open *o;
+	struct psim_cgfs_open *o = psim_cgfs_find(of);
 
+	if (o)
+		return o;
 	o = kzalloc(sizeof(*o), GFP_KERNEL_ACCOUNT);
 	if (!o)
-		return -ENOMEM;
+		return NULL;
 	o->of = of;
 	spin_lock(&psim_cgfs_lock);
 	hash_add(psim_cgfs_opens, &o->node, (unsigned long)of);
 	spin_unlock(&psim_cgfs_lock);
-	return 0;
+	return o;
 }
 
 /*
@@ -133,41 +186,76 @@ static int psim_cgfs_open(struct kernfs_open_file *of)
 static ssize_t psim_cgfs_write(struct kernfs_open_file *of, char *buf,
 			       size_t nbytes, loff_t off)
 {
-	struct psim_cgfs_open *o = psim_cgfs_find(of);
+	struct psim_cgfs_open *o;
 	struct psim_cgroup *g;
-	int ret;
+	ssize_t ret;
 
-	if (WARN_ON_ONCE(!o))
-		return -ENODEV;
+	psim_cgfs_enter();
 	ret = psim_cgfs_group(of, &g);
 	if (ret)
-		return ret;
-	return psim_trigger_write_kbuf(of->file, buf, nbytes,
-				       of_cft(of)->private, g, &o->t);
+		goto out;
+	o = psim_cgfs_record(of);
+	ret = o ? psim_trigger_write_kbuf(of->file, buf, nbytes,
+					  of_cft(of)->private, g, &o->t) :
+		  -ENOMEM;
+out:
+	psim_cgfs_exit();
+	return ret;
 }
 
 static __poll_t psim_cgfs_poll(struct kernfs_open_file *of,
 			       struct poll_table_struct *pt)
 {
-	struct psim_cgfs_open *o = psim_cgfs_find(of);
+	struct psim_cgfs_open *o;
+	__poll_t ret;
 
-	if (WARN_ON_ONCE(!o))
-		return DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI;
-	return psim_trigger_poll(&o->t, of->file, pt);
+	psim_cgfs_enter();
+	o = psim_cgfs_find(of);
+	/* no trigger written: the kernel's answer */
+	ret = o ? psim_trigger_poll(&o->t, of->file, pt) :
+		  DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI;
+	psim_cgfs_exit();
+	return ret;
+}
+
+/* A record out of the table (any, with @of NULL; NULL if none) */
+static struct psim_cgfs_open *psim_cgfs_unhash(struct kernfs_open_file *of)
+{
+	struct psim_cgfs_open *o;
+	int bkt;
+
+	spin_lock(&psim_cgfs_lock);
+	if (of) {
+		hash_for_each_possible(psim_cgfs_opens, o, node,
+				       (unsigned long)of)
+			if (o->of == of)
+				break;
+	} else {
+		hash_for_each(psim_cgfs_opens, bkt, o, node)
+			break;
+	}
+	if (o)
+		hash_del(&o->node);
+	spin_unlock(&psim_cgfs_lock);
+	return o;
+}
+
+static void psim_cgfs_end(struct psim_cgfs_open *o)
+{
+	psim_trigger_release_live(&o->t);
+	kfree(o);
 }
 
 /* The last close, or the file's removal with the descriptor still open */
 static void psim_cgfs_release(struct kernfs_open_file *of)
 {
-	struct psim_cgfs_open *o = psim_cgfs_find(of);
+	struct psim_cgfs_open *o;
 
-	if (WARN_ON_ONCE(!o))
-		return;
-	spin_lock(&psim_cgfs_lock);
-	hash_del(&o->node);
-	spin_unlock(&psim_cgfs_lock);
-	psim_trigger_release_live(&o->t);
-	kfree(o);
+	psim_cgfs_enter();
+	o = psim_cgfs_unhash(of);
+	if (o)
+		psim_cgfs_end(o);
+	psim_cgfs_exit();
 }
 
 /* A kernel function's address, from a kprobe on its name; NULL if none */
@@ -238,19 +326,10 @@ static void psim_cgfs_chown_all(psim_setattr_fn setattr, int nr)
 }
 
 /* Why the files cannot be made here, or NULL; the controller in @ss */
-static const char *psim_cgfs_refusal(bool kernel_psi,
-				     struct cgroup_subsys **ss)
+static const char *psim_cgfs_refusal(struct cgroup_subsys **ss)
 {
 	struct cgroup_subsys_state *css;
-	struct kernfs_node *kn;
 
-	if (kernel_psi)
-		return "the kernel's own PSI is on, with its own cgroup files";
-	kn = kernfs_find_and_get(cgrp_dfl_root.cgrp.kn, "cpu.pressure");
-	if (kn) {
-		kernfs_put(kn);
-		return "the kernel makes its own cgroup pressure files here";
-	}
 	if (!PSIM_HAVE_CGROUPFS)
 		return "no perf_event controller (CONFIG_CGROUP_PERF) to add them with";
 	if (!psim_cgroupfs_ss_enabled())
@@ -273,6 +352,121 @@ static const char *psim_cgfs_refusal(bool kernel_psi,
 	return NULL;
 }
 
+/* The kernel's cftype of the root's file of @res, or NULL */
+static struct cftype *psim_cgfs_kernel_cft(int res)
+{
+	struct kernfs_node *kn;
+	struct cftype *cft = NULL;
+
+	kn = kernfs_find_and_get(cgrp_dfl_root.cgrp.kn, psim_cgfs_names[res]);
+	if (!kn)
+		return NULL;
+	if (kernfs_type(kn) == KERNFS_FILE)
+		cft = kn->priv;
+	kernfs_put(kn);
+	return cft;
+}
+
+/* Whether @fn is the kernel's function cgroup_<@res's name><@suffix> */
+static bool psim_cgfs_is(void *fn, int res, const char *suffix)
+{
+	const char *name = psim_cgfs_names[res];
+	char sym[KSYM_SYMBOL_LEN], want[KSYM_NAME_LEN];
+
+	if (!fn)
+		return false;
+	sprint_symbol_no_offset(sym, (unsigned long)fn);
+	if (res < 0)
+		snprintf(want, sizeof(want), "cgroup%s", suffix);
+	else
+		snprintf(want, sizeof(want), "cgroup_%.*s%s",
+			 (int)(strchr(name, '.') - name), name, suffix);
+	return !strcmp(sym, want);
+}
+
+/* Why the kernel's file of @res cannot be answered by psi_mod, or NULL */
+static const char *psim_cgfs_check(int res, struct psim_cgfs_taken *tk)
+{
+	struct cftype *cft = psim_cgfs_kernel_cft(res);
+
+	if (!cft)
+		return "the kernel makes some of its cgroup pressure files, not all";
+	if (cft->ss || strcmp(cft->name, psim_cgfs_names[res]) ||
+	    cft->open || cft->seq_start ||
+	    !psim_cgfs_is(cft->seq_show, res, "_pressure_show") ||
+	    !psim_cgfs_is(cft->write, res, "_pressure_write") ||
+	    !psim_cgfs_is(cft->poll, -1, "_pressure_poll") ||
+	    !psim_cgfs_is(cft->release, -1, "_pressure_release"))
+		return "the kernel's cgroup pressure files have handlers not its own";
+	tk->cft = cft;
+	tk->seq_show = cft->seq_show;
+	tk->write = cft->write;
+	tk->poll = cft->poll;
+	tk->release = cft->release;
+	tk->private = cft->private;
+	return NULL;
+}
+
+/* The kernel's own files (5.10) answered by psi_mod's handlers */
+static int psim_cgfs_take(void)
+{
+	const char *why = NULL;
+	int res;
+
+	if (!PSIM_CAN_TAKE_CFTYPES)
+		why = "the kernel's own cgroup files: no RCU Tasks to give them back";
+	for (res = 0; !why && res < PSIM_IRQ; res++)
+		why = psim_cgfs_check(res, &psim_cgfs_taken[res]);
+	if (why) {
+		pr_err("cgroupfs=1 refused: %s; the per-cgroup files are in the /proc tree\n",
+		       why);
+		return -EOPNOTSUPP;
+	}
+	for (res = 0; res < PSIM_IRQ; res++) {
+		struct cftype *cft = psim_cgfs_taken[res].cft;
+
+		WRITE_ONCE(cft->private, res);
+		/* ->private, which psi_mod's handlers read, before them */
+		smp_wmb();
+		WRITE_ONCE(cft->release, psim_cgfs_release);
+		WRITE_ONCE(cft->poll, psim_cgfs_poll);
+		WRITE_ONCE(cft->write, psim_cgfs_write);
+		WRITE_ONCE(cft->seq_show, psim_cgfs_show);
+	}
+	psim_cgfs_mode = PSIM_CGFS_TAKEN;
+	pr_info("cgroupfs=1: the kernel's own pressure files in every cgroup2 cgroup, answered by psi_mod\n");
+	return 0;
+}
+
+/*
+ * The kernel's handlers back in its files, once nothing can be running
+ * psi_mod's; then psi_mod's triggers end. A release that comes after
+ * the write went back and the release not yet leaves its record here.
+ */
+static void psim_cgfs_give_back(void)
+{
+	struct psim_cgfs_open *o;
+	int res;
+
+	for (res = 0; res < PSIM_IRQ; res++) {
+		struct psim_cgfs_taken *tk = &psim_cgfs_taken[res];
+
+		WRITE_ONCE(tk->cft->write, tk->write);
+		WRITE_ONCE(tk->cft->poll, tk->poll);
+		WRITE_ONCE(tk->cft->seq_show, tk->seq_show);
+		WRITE_ONCE(tk->cft->release, tk->release);
+	}
+	psim_sync_callers();
+	wait_var_event(&psim_cgfs_running, !atomic_read(&psim_cgfs_running));
+	for (res = 0; res < PSIM_IRQ; res++)
+		WRITE_ONCE(psim_cgfs_taken[res].cft->private,
+			   psim_cgfs_taken[res].private);
+	while ((o = psim_cgfs_unhash(NULL)))
+		psim_cgfs_end(o);
+	/* the last handler past its exit's wakeup, off psi_mod's code */
+	psim_sync_callers();
+}
+
 /*
  * The files in every cgroup (psi_cgroup.c, with the groups there and its
  * files lock held); an error with the reason in dmesg if they cannot be.
@@ -285,9 +479,12 @@ int psim_cgroupfs_up(bool kernel_psi, bool irq)
 	const char *why;
 	int res, ret;
 
-	if (psim_cgfs_added)
+	if (psim_cgfs_mode != PSIM_CGFS_NONE)
 		return 0;
-	why = psim_cgfs_refusal(kernel_psi, &ss);
+	if (!kernel_psi && psim_cgfs_kernel_cft(PSIM_CPU))
+		return psim_cgfs_take();
+	why = kernel_psi ? "the kernel's own PSI is on, with its own cgroup files" :
+			   psim_cgfs_refusal(&ss);
 	if (why) {
 		pr_err("cgroupfs=1 refused: %s; the per-cgroup files are in the /proc tree\n",
 		       why);
@@ -308,7 +505,6 @@ int psim_cgroupfs_up(bool kernel_psi, bool irq)
 		strscpy(cft->name, psim_cgfs_names[res], sizeof(cft->name));
 		cft->flags = CFTYPE_NO_PREFIX;
 		cft->private = res;
-		cft->open = psim_cgfs_open;
 		cft->seq_show = psim_cgfs_show;
 		cft->write = psim_cgfs_write;
 		cft->poll = psim_cgfs_poll;
@@ -322,7 +518,7 @@ int psim_cgroupfs_up(bool kernel_psi, bool irq)
 		       ret);
 		return ret;
 	}
-	psim_cgfs_added = true;
+	psim_cgfs_mode = PSIM_CGFS_ADDED;
 	psim_cgfs_chown_all(setattr, res);
 	pr_info("cgroupfs=1: pressure files in every cgroup2 cgroup\n");
 	return 0;
@@ -334,9 +530,10 @@ int psim_cgroupfs_up(bool kernel_psi, bool irq)
  */
 void psim_cgroupfs_down(void)
 {
-	if (!psim_cgfs_added)
-		return;
-	psim_cgfs_rm(psim_cgfs_files);
-	psim_cgfs_added = false;
+	if (psim_cgfs_mode == PSIM_CGFS_TAKEN)
+		psim_cgfs_give_back();
+	else if (psim_cgfs_mode == PSIM_CGFS_ADDED)
+		psim_cgfs_rm(psim_cgfs_files);
+	psim_cgfs_mode = PSIM_CGFS_NONE;
 	WARN_ON_ONCE(!hash_empty(psim_cgfs_opens));
 }

@@ -22,8 +22,8 @@
 #                heard by the same clients, systemd-oomd watching cgroups
 #   5. boot d    bullseye's 5.10 installed in the same image, psi=0: the
 #                kernel makes cgroup pressure files that fail every read;
-#                psi_mod's cgroupfs=1 refused there, what systemd-oomd and
-#                sd-event do with psi_mod's /proc/pressure
+#                what systemd-oomd and sd-event do with psi_mod's defaults,
+#                and with cgroupfs=1, where psi_mod answers those files
 #   6. boot b    the same disk with the 6.12 kernel: the module DKMS built,
 #                apt-get purge under the loaded module
 #

@@ -36,7 +36,7 @@ CONSUMERS="prometheus-node-exporter atop low-memory-monitor $(systemctl -q is-ac
 CASES_A="boot cpu io memory lifecycle oomd oomd-kill meta-oomd sdevent-cg netdata journal"
 CASES_B="upgrade purge without journal"
 CASES_C="kernel memory oomd oomd-kill meta-oomd sdevent-cg netdata journal"
-CASES_D="boot cgroupfs oomd-kill sdevent-cg sdevent-tree netdata journal"
+CASES_D="boot cgroupfs oomd-default sdevent-default oomd-kill meta-oomd sdevent-cg sdevent-tree netdata journal"
 
 sync_host() { echo "@@SYNC $*" >/dev/ttyS1; }
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -122,9 +122,6 @@ c_journal() {
 	if [ "$PHASE" = c ]; then
 		# the documented refusal beside the kernel's PSI (c_kernel)
 		grep -v -e 'psi_mod: /proc/pressure already exists' $C/warn.all >$C/warn
-	elif [ "$PHASE" = d ]; then
-		# the documented refusal on 5.10 (c_cgfs_510)
-		grep -v -e 'psi_mod: cgroupfs=1 refused: the kernel makes its own cgroup pressure files here' $C/warn.all >$C/warn
 	else
 		cp $C/warn.all $C/warn
 	fi
@@ -410,12 +407,13 @@ c_oomd() {
 	systemctl stop oomd-watched
 }
 
-# cgfs_on / cgfs_off: on psi=0 (phase a) psi_mod's per-cgroup pressure and
-# its files in cgroupfs, written at runtime, and off again; on psi=1 the
-# kernel's own cgroup files are there already
+# cgfs_on / cgfs_off: on psi=0 (phases a and d) psi_mod's per-cgroup
+# pressure and its files in cgroupfs, written at runtime, and off again; on
+# psi=1 the kernel's own cgroup files are there already. On 5.10 (d) the
+# files are the kernel's own, answered by psi_mod and failing again after.
 CGFS=/sys/module/psi_mod/parameters
 cgfs_on() {
-	[ "$PHASE" = a ] || return 0
+	[ "$PHASE" = c ] && return 0
 	echo 1 >$CGFS/cgroups
 	echo 1 >$CGFS/cgroupfs
 	expect "cgroups and cgroupfs at runtime: $(cat $CGFS/cgroups) $(cat $CGFS/cgroupfs), want Y Y; $(journalctl -q -k -b -o cat --no-pager | grep 'cgroupfs=1' | tail -1)" \
@@ -423,10 +421,16 @@ cgfs_on() {
 	expect "no memory.pressure in system.slice with cgroupfs=1" [ -f /sys/fs/cgroup/system.slice/memory.pressure ]
 }
 cgfs_off() {
-	[ "$PHASE" = a ] || return 0
+	local f=/sys/fs/cgroup/system.slice/memory.pressure
+	[ "$PHASE" = c ] && return 0
 	echo 0 >$CGFS/cgroupfs
 	echo 0 >$CGFS/cgroups
-	expect "memory.pressure in system.slice after cgroupfs=0" [ ! -e /sys/fs/cgroup/system.slice/memory.pressure ]
+	if [ "$PHASE" = d ]; then
+		expect "the kernel's $f after cgroupfs=0: '$(cat $f 2>&1 | head -1)', want Operation not supported" \
+			eval 'cat $f 2>&1 | grep -q "Operation not supported"'
+	else
+		expect "memory.pressure in system.slice after cgroupfs=0" [ ! -e $f ]
+	fi
 }
 
 # oomd_victim_start SECS: systemd-oomd with a 5 s duration (an oomd.conf.d
@@ -560,8 +564,9 @@ c_sdevent_cg() {
 
 # --- phase d: bullseye's 5.10, psi=0. The kernel makes cgroup pressure
 # files in every cgroup there (cgroup_base_files) and fails every read and
-# write of them with EOPNOTSUPP; psi_mod's cgroupfs=1 is refused, so the
-# programs that read a cgroup's own file see the kernel's.
+# write of them with EOPNOTSUPP. With psi_mod's defaults the programs that
+# read a cgroup's own file see that; with cgroups=1 cgroupfs=1 psi_mod
+# answers those files, and the programs act as in phase a.
 K510_OWN=/usr/local/lib/psi-system/own-files
 # the lane's own files as find / names them (/lib is /usr/lib here)
 own_files() { [ ! -f $K510_OWN ] || xargs -r readlink -f <$K510_OWN; }
@@ -583,24 +588,25 @@ c_boot_510() {
 	note "$k: $f reads '$(echo "$kr" | head -1)'; $(systemd-analyze 2>/dev/null | head -1)"
 }
 
-# cgroups=1 works (the /proc tree); cgroupfs=1 is refused with its reason,
-# the parameter reads N, the kernel's files stay as they were
+# cgroups=1 cgroupfs=1 at runtime: the kernel's files answered by psi_mod,
+# in its format, said once in dmesg; the root's the system-wide figures;
+# cgroupfs=0 and they fail again as before
 c_cgfs_510() {
-	local r m s
+	local r m f=/sys/fs/cgroup/system.slice/memory.pressure
 	echo 1 >$CGFS/cgroups
 	expect "cgroups=1 at runtime reads $(cat $CGFS/cgroups)" [ "$(cat $CGFS/cgroups)" = Y ]
 	m=$(dmesg_mark)
 	r=$( (echo 1 >$CGFS/cgroupfs) 2>&1) && r=ok
 	dmesg_since $m | grep 'cgroupfs=1' >$C/d
-	expect "cgroupfs=1 on 5.10: '$r', want Operation not supported" eval 'echo "$r" | grep -q "Operation not supported"'
-	expect "cgroupfs reads $(cat $CGFS/cgroupfs) after the refusal, want N" [ "$(cat $CGFS/cgroupfs)" = N ]
-	expect "dmesg: '$(tr '\n' '|' <$C/d)', want one refusal line with its reason" \
-		sh -c "[ \$(wc -l <$C/d) = 1 ] && grep -q 'the kernel makes its own cgroup pressure files here' $C/d"
-	s=$(cat /sys/fs/cgroup/system.slice/memory.pressure 2>&1)
-	expect "the kernel's system.slice/memory.pressure after the refusal: '$s'" eval 'echo "$s" | grep -q "Operation not supported"'
-	expect_format /proc/pressure/cgroup/system.slice/memory.pressure
-	note "$(cat $C/d)"
-	echo 0 >$CGFS/cgroups
+	expect "cgroupfs=1 on 5.10: '$r', reads $(cat $CGFS/cgroupfs)" [ "$r$(cat $CGFS/cgroupfs)" = okY ]
+	expect "dmesg: '$(tr '\n' '|' <$C/d)', want one line: the kernel's own files answered" \
+		sh -c "[ \$(wc -l <$C/d) = 1 ] && grep -q \"the kernel's own pressure files in every cgroup2 cgroup, answered by psi_mod\" $C/d"
+	for r in cpu io memory; do
+		expect_format /sys/fs/cgroup/system.slice/$r.pressure $r-group
+		expect_format /sys/fs/cgroup/$r.pressure $r
+	done
+	note "$(head -1 $C/d); $f: $(head -1 $f | tr '\n' ' ')"
+	cgfs_off
 }
 
 # systemd-oomd with psi_mod's /proc/pressure (it starts: its socket's
@@ -682,10 +688,9 @@ c_sdevent_tree_510() {
 # second charts the cgroup's pressure files; its proc plugin charts
 # /proc/pressure. Two scopes, one with a hog throttled under MemoryHigh=
 # without swap, one idle: netdata's memory some avg10 for the first, none
-# for the second; on psi=0 through psi_mod's cgroupfs files (phase a), on
-# psi=1 through the kernel's (c). On 5.10 (d) the kernel's files fail every
-# read: netdata finds the scopes (their memory usage chart) but makes no
-# pressure chart for them, and charts psi_mod's /proc/pressure.
+# for the second; on psi=0 through psi_mod's cgroupfs files (phase a, and
+# on 5.10 the kernel's own answered by psi_mod, d), on psi=1 through the
+# kernel's (c).
 ND=http://127.0.0.1:19999/api/v1
 ND_HOG=cgroup_system-slice_nd-hog-scope ND_IDLE=cgroup_system-slice_nd-idle-scope
 nd_api() { curl -sf --max-time 20 "$ND/$1"; }
@@ -695,7 +700,6 @@ nd_chart() { grep -q "\"$1\"" $C/charts; }
 nd_last() { nd_api "data?chart=$1&after=-5&points=1&group=average&format=csv" | tr -d '\r' | awk -F, 'NR == 2 { print $2 }'; }
 c_netdata() {
 	local i want=mem_some_pressure h hs id f sys
-	[ "$PHASE" = d ] && want=mem_usage
 	cgfs_on
 	systemctl start netdata
 	for i in $(seq 60); do nd_api info >/dev/null && break; sleep 1; done
@@ -713,20 +717,14 @@ c_netdata() {
 	nd_api charts >$C/charts
 	expect "netdata has no system.memory_some_pressure (from /proc/pressure/memory)" nd_chart system.memory_some_pressure
 	sys=$(nd_last system.memory_some_pressure)
-	if [ "$PHASE" = d ]; then
-		expect "netdata charts pressure for a scope whose files fail every read: $(grep -o "\"$ND_HOG[^\"]*pressure\"" $C/charts | head -2 | tr '\n' ' ')" \
-			eval '! grep -q "\"$ND_HOG[^\"]*pressure" $C/charts'
-		note "5.10: the scopes charted without pressure; system memory some avg10 $sys (psi_mod's /proc/pressure)"
-	else
-		h=$(nd_last $ND_HOG.mem_some_pressure)
-		hs=$(nd_last $ND_HOG.memory_some_pressure_stall_time)
-		id=$(nd_last $ND_IDLE.mem_some_pressure)
-		f=$(psi_val /sys/fs/cgroup/system.slice/nd-hog.scope/memory.pressure some avg10)
-		expect "netdata's hog memory some avg10 '$h' (the file's $f), want >= 20" fge "${h:-0}" 20
-		expect "netdata's hog memory some stall '$hs' ms/s, want >= 200" fge "${hs:-0}" 200
-		expect "netdata's idle scope memory some avg10 '$id', want 0" [ "$id" = 0 ]
-		note "phase $PHASE: hog avg10 $h (its file $f), stalled $hs ms/s; idle $id; system memory some avg10 $sys"
-	fi
+	h=$(nd_last $ND_HOG.mem_some_pressure)
+	hs=$(nd_last $ND_HOG.memory_some_pressure_stall_time)
+	id=$(nd_last $ND_IDLE.mem_some_pressure)
+	f=$(psi_val /sys/fs/cgroup/system.slice/nd-hog.scope/memory.pressure some avg10)
+	expect "netdata's hog memory some avg10 '$h' (the file's $f), want >= 20" fge "${h:-0}" 20
+	expect "netdata's hog memory some stall '$hs' ms/s, want >= 200" fge "${hs:-0}" 200
+	expect "netdata's idle scope memory some avg10 '$id', want 0" [ "$id" = 0 ]
+	note "phase $PHASE: hog avg10 $h (its file $f), stalled $hs ms/s; idle $id; system memory some avg10 $sys"
 	systemctl stop netdata nd-hog.scope nd-idle.scope 2>/dev/null
 	cgfs_off
 }
@@ -881,8 +879,11 @@ c)
 d)
 	run_case boot 60 c_boot_510
 	run_case cgroupfs 30 c_cgfs_510
-	run_case oomd-kill 90 c_oomd_kill_510
-	run_case sdevent-cg 60 c_sdevent_cg_510
+	run_case oomd-default 90 c_oomd_kill_510
+	run_case sdevent-default 60 c_sdevent_cg_510
+	run_case oomd-kill 120 c_oomd_kill
+	run_case meta-oomd 90 c_meta_oomd
+	run_case sdevent-cg 90 c_sdevent_cg
 	run_case sdevent-tree 90 c_sdevent_tree_510
 	run_case netdata 180 c_netdata
 	run_case journal 60 c_journal

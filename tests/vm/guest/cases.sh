@@ -1225,10 +1225,26 @@ case_cgroup_trig() {
 # EBUSY, the owner's unprivileged trigger); pollers and readers across an
 # rmdir, cgroupfs=0, cgroups=0 and rmmod, woken with ERR, nothing of the
 # module left (triggers, sets), and nothing in cgroupfs after. Where the
-# kernel makes its own files (5.10 whatever psi= says), refused with its
-# reason in dmesg; on PREEMPT_RT cgroups=1 is.
+# kernel makes its own files (5.10 whatever psi= says) those are the ones
+# psi_mod answers, with the same checks, a reader held open from before;
+# after, they fail as before the load (EOPNOTSUPP). On PREEMPT_RT
+# cgroups=1 is refused.
 CGFSPARAM=/sys/module/psi_mod/parameters/cgroupfs
 cgfs_any() { ls $CG/*.pressure > /dev/null 2>&1; }
+# cgfs_gone [DIR]: nothing of psi_mod's in cgroupfs: no pressure files at
+# the root (nor in DIR), or where the kernel makes its own, the root's
+# (and DIR's) cpu.pressure failing as the kernel's with psi=0
+CGFS_KERNEL=0
+cgfs_gone() {
+	local d
+	if [ $CGFS_KERNEL = 0 ]; then
+		! cgfs_any && [ ! -e "${1:-$CG}/cpu.pressure" ]
+		return
+	fi
+	for d in $CG ${1:-}; do
+		cat $d/cpu.pressure 2>&1 | grep -q 'Operation not supported' || return 1
+	done
+}
 # cgfs_refused WHEN REASON: cgroupfs=1 refused with EOPNOTSUPP, REASON (a
 # grep pattern) on one dmesg line, the parameter back at N
 cgfs_refused() {
@@ -1248,12 +1264,11 @@ case_cgroupfs() {
 	cg_rt_refused && return
 	r=$(kit write $CGPARAM 1)
 	expect "cgroups=1 at runtime: $r" [ "$r" = ok ]
+	CGFS_KERNEL=0
 	if cgfs_any; then
 		# 5.10: the kernel's own files, failing every read with psi=0
-		cgfs_refused "with the kernel's own cgroup pressure files" 'the kernel makes its own cgroup pressure files here'
-		expect_format $PSI_DIR/cgroup/cpu.pressure cpu
-		note "refused: the kernel's own cgroup pressure files ($(cat $CG/cpu.pressure 2>&1 | head -1))"
-		return
+		CGFS_KERNEL=1
+		expect "the kernel's own cpu.pressure before cgroupfs=1: '$(cat $CG/cpu.pressure 2>&1)', want EOPNOTSUPP" cgfs_gone
 	fi
 	mkdir -p $s/a/b $s/gone
 	chown 65534:65534 $s/a $s/a/cgroup.procs $s/a/cgroup.subtree_control
@@ -1262,7 +1277,7 @@ case_cgroupfs() {
 	# before any change of the root's cgroup.subtree_control (no case
 	# before this one in its suites makes one) its children have no
 	# implicit controllers' csses: refused, with the reason
-	if [ -z "$(cat $CG/cgroup.subtree_control)" ]; then
+	if [ $CGFS_KERNEL = 0 ] && [ -z "$(cat $CG/cgroup.subtree_control)" ]; then
 		cgfs_refused "before the root's cgroup.subtree_control changed" "the root.s cgroup.subtree_control never changed"
 		expect "cgroup pressure files in $CG after a refusal" eval '! cgfs_any'
 	fi
@@ -1270,10 +1285,20 @@ case_cgroupfs() {
 	# implicit controllers' csses (perf_event's, which has the files)
 	r=$(kit write $CG/cgroup.subtree_control +pids)
 	expect "+pids in the root's cgroup.subtree_control: $r" [ "$r" = ok ]
+	# the kernel's file opened before cgroupfs=1, read across it
+	[ $CGFS_KERNEL = 1 ] && { kit hold $s/a/b/cpu.pressure 3 > $C/hold0 & x=$!; sleep 1; }
 	m=$(dmesg_mark)
 	r=$(kit write $CGFSPARAM 1)
 	expect "cgroupfs=1 at runtime: $r" [ "$r" = ok ]
 	[ "$r" = ok ] || { dmesg_since $m | tail -3; return; }
+	if [ $CGFS_KERNEL = 1 ]; then
+		r=$(dmesg_since $m | grep -c "cgroupfs=1: the kernel's own pressure files in every cgroup2 cgroup, answered by psi_mod")
+		expect "the taking of the kernel's files said in dmesg: $r lines, want 1" [ "$r" = 1 ]
+		wait $x
+		r=$(cat $C/hold0)
+		expect "a reader of the kernel's file across cgroupfs=1: '$r', want errors, then good reads" \
+			eval 'echo "$r" | grep -Eq "hold: [1-9][0-9]* good reads, 0 empty, [1-9][0-9]* errors"'
+	fi
 	expect "cgroupfs parameter reads '$(cat $CGFSPARAM)', want Y" [ "$(cat $CGFSPARAM)" = Y ]
 	for res in cpu io memory; do
 		expect_format $CG/$res.pressure $res
@@ -1355,7 +1380,7 @@ case_cgroupfs() {
 	r=$(kit write $CGFSPARAM 0)
 	expect "cgroupfs=0 at runtime: $r" [ "$r" = ok ]
 	wait $x $c $i
-	expect "cgroup pressure files in $CG after cgroupfs=0" eval '! cgfs_any && [ ! -e $s/a/b/cpu.pressure ]'
+	expect "psi_mod's cgroup pressure files after cgroupfs=0" cgfs_gone $s/a/b
 	expect "the /proc tree's a/b files gone with cgroupfs=0" [ -f $f/cgfs/a/b/cpu.pressure ]
 	r=$(cat $C/hold)
 	expect "a reader across cgroupfs=0: '$r', want good reads, then errors" \
@@ -1376,7 +1401,7 @@ case_cgroupfs() {
 	dmesg_since $m | grep 'went without files' >> $EXPECTED
 	expect "cgroups=0 at runtime: $r" [ "$r" = ok ]
 	wait $c
-	expect "cgroup pressure files in $CG after cgroups=0" eval '! cgfs_any'
+	expect "psi_mod's cgroup pressure files after cgroups=0" cgfs_gone $s/a/b
 	expect "a poller across cgroups=0: '$(tr '\n' ' ' < $C/we)', want woken with ERR" grep -q '^gone.*ERR' $C/we
 	r=$(kit write $CGPARAM 1)
 	expect "cgroups=1 again: $r" [ "$r" = ok ]
@@ -1417,7 +1442,7 @@ case_cgroupfs() {
 	expect "rmmod with cgroupfs files open: '$r' in $m ms, want done within 5 s" \
 		eval '[ -z "$r" ] && ile $m 5000'
 	wait $x $c
-	expect "cgroup pressure files in $CG after rmmod" eval '! cgfs_any'
+	expect "psi_mod's cgroup pressure files after rmmod" cgfs_gone $s/a/b
 	expect "a poller across rmmod: '$(tr '\n' ' ' < $C/we)', want woken with ERR" grep -q '^gone.*ERR' $C/we
 	r=$(cat $C/hold)
 	expect "a reader across rmmod: '$r', want good reads, then errors" \
@@ -1426,8 +1451,8 @@ case_cgroupfs() {
 	kit write $CG/cgroup.subtree_control -pids > /dev/null
 	r=$(mod_load)
 	expect "reload: $r" [ "$r" = ok ]
-	expect "cgroup pressure files in $CG after a plain reload" eval '! cgfs_any'
-	note "events: a/b $nb, idle sibling $ni; rmdir: $(grep '^gone' $C/wg); rmmod in $m ms"
+	expect "psi_mod's cgroup pressure files after a plain reload" cgfs_gone
+	note "$([ $CGFS_KERNEL = 1 ] && echo "the kernel's own files answered; ")events: a/b $nb, idle sibling $ni; rmdir: $(grep '^gone' $C/wg); rmmod in $m ms"
 }
 
 # psi=1: cgroupfs=1 refused (the kernel's own files are there), with its
