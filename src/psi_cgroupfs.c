@@ -468,6 +468,98 @@ static void psim_cgfs_give_back(void)
 }
 
 /*
+ * The add watched from its first file (psim_cgfs_first_file()): by the
+ * task adding, the names of its @nr files, and a cgroup named like one.
+ */
+static struct task_struct *psim_cgfs_adder;
+static int psim_cgfs_adding_nr;
+static bool psim_cgfs_checked;
+static const char *psim_cgfs_clash;
+
+/*
+ * A kprobe on __kernfs_create_file(), there only while the files are
+ * added: the first file the add makes, in the root, with cgroup_mutex
+ * held since before the add's walk, so that no cgroup comes or goes till
+ * the add ends. A cgroup named like one of the files would make the add
+ * fail, and the kernel undoes an add by removing every node of the files'
+ * names from every cgroup, that cgroup's own directory with them (its
+ * cgroup then lingers without one). So, if there is such a cgroup, every
+ * file is marked to be made nowhere (on the root only, and not on it)
+ * before the walk goes on: the add makes no more than this first file
+ * (which the caller removes again), and an undoing removes nothing.
+ */
+static int psim_cgfs_first_file(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct cgroup_subsys_state *css, *top = &cgrp_dfl_root.cgrp.self;
+	int res;
+
+	if (current != READ_ONCE(psim_cgfs_adder) || psim_cgfs_checked)
+		return 0;
+	psim_cgfs_checked = true;
+	rcu_read_lock();
+	css_for_each_descendant_pre(css, top) {
+		if (css == top || !(css->flags & CSS_ONLINE))
+			continue;
+		for (res = 0; res < psim_cgfs_adding_nr; res++)
+			if (!strcmp(css->cgroup->kn->name, psim_cgfs_names[res]))
+				psim_cgfs_clash = psim_cgfs_names[res];
+		if (psim_cgfs_clash)
+			break;
+	}
+	rcu_read_unlock();
+	if (psim_cgfs_clash)
+		for (res = 0; res < psim_cgfs_adding_nr; res++)
+			psim_cgfs_files[res].flags |= CFTYPE_ONLY_ON_ROOT |
+						      CFTYPE_NOT_ON_ROOT;
+	return 0;
+}
+
+/*
+ * cgroup_add_dfl_cftypes() of the @nr files, refused without a change if
+ * a cgroup is named like one of them
+ */
+static int psim_cgfs_add(psim_add_cftypes_fn add, struct cgroup_subsys *ss,
+			 int nr)
+{
+	struct kprobe kp = {
+		.symbol_name = "__kernfs_create_file",
+		.pre_handler = psim_cgfs_first_file,
+	};
+	int ret;
+
+	psim_cgfs_adding_nr = nr;
+	psim_cgfs_checked = false;
+	psim_cgfs_clash = NULL;
+	WRITE_ONCE(psim_cgfs_adder, current);
+	ret = register_kprobe(&kp);
+	if (ret) {
+		pr_err("cgroupfs=1 refused: no kprobe on __kernfs_create_file() (%d); the per-cgroup files are in the /proc tree\n",
+		       ret);
+		WRITE_ONCE(psim_cgfs_adder, NULL);
+		return ret;
+	}
+	ret = add(ss, psim_cgfs_files);
+	unregister_kprobe(&kp);
+	WRITE_ONCE(psim_cgfs_adder, NULL);
+	if (psim_cgfs_clash) {
+		if (!ret && psim_cgfs_files[0].ss) {
+			/* only the root's first file was made: it goes */
+			psim_cgfs_files[0].flags &= ~CFTYPE_NOT_ON_ROOT;
+			psim_cgfs_rm(psim_cgfs_files);
+		}
+		pr_err("cgroupfs=1 refused: a cgroup is named %s, as one of the files; the per-cgroup files are in the /proc tree\n",
+		       psim_cgfs_clash);
+		return -EEXIST;
+	}
+	if (!ret && !psim_cgfs_files[0].ss)
+		ret = -EOPNOTSUPP;	/* the controller went disabled */
+	if (ret)
+		pr_err("cgroupfs=1 refused: the files could not be added (%d); the per-cgroup files are in the /proc tree\n",
+		       ret);
+	return ret;
+}
+
+/*
  * The files in every cgroup (psi_cgroup.c, with the groups there and its
  * files lock held); an error with the reason in dmesg if they cannot be.
  */
@@ -510,14 +602,9 @@ int psim_cgroupfs_up(bool kernel_psi, bool irq)
 		cft->poll = psim_cgfs_poll;
 		cft->release = psim_cgfs_release;
 	}
-	ret = add(ss, psim_cgfs_files);
-	if (!ret && !psim_cgfs_files[0].ss)
-		ret = -EOPNOTSUPP;	/* the controller went disabled */
-	if (ret) {
-		pr_err("cgroupfs=1 refused: the files could not be added (%d; a cgroup named like one?); the per-cgroup files are in the /proc tree\n",
-		       ret);
+	ret = psim_cgfs_add(add, ss, res);
+	if (ret)
 		return ret;
-	}
 	psim_cgfs_mode = PSIM_CGFS_ADDED;
 	psim_cgfs_chown_all(setattr, res);
 	pr_info("cgroupfs=1: pressure files in every cgroup2 cgroup\n");

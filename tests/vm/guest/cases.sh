@@ -1285,6 +1285,50 @@ case_cgroupfs() {
 	# implicit controllers' csses (perf_event's, which has the files)
 	r=$(kit write $CG/cgroup.subtree_control +pids)
 	expect "+pids in the root's cgroup.subtree_control: $r" [ "$r" = ok ]
+	# a cgroup named like a file: refused (EEXIST, the reason once), the
+	# cgroup and its directory intact; a cgroup made and removed so all
+	# along while cgroupfs goes 1 and 0: never one left without its
+	# directory (a failed add's undoing would remove it); once the files
+	# are there such a mkdir fails
+	if [ $CGFS_KERNEL = 0 ]; then
+		y=$(dmesg_mark)
+		mkdir $s/a/memory.pressure
+		m=$(dmesg_mark)
+		r=$(kit write $CGFSPARAM 1)
+		expect "cgroupfs=1 with a cgroup named memory.pressure: '$r', want EEXIST" [ "${r%% *}" = EEXIST ]
+		r=$(dmesg_since $m | grep -c 'cgroupfs=1 refused: a cgroup is named memory.pressure, as one of the files')
+		expect "the refusal's reason in dmesg: $r lines, want 1" [ "$r" = 1 ]
+		expect "pressure files in cgroupfs after the refusal, or the parameter '$(cat $CGFSPARAM)'" \
+			eval '! cgfs_any && [ ! -e $s/a/b/cpu.pressure ] && [ "$(cat $CGFSPARAM)" = N ]'
+		r=$(rmdir $s/a/memory.pressure 2>&1 && echo ok)
+		expect "rmdir of the cgroup named memory.pressure after the refusal: '$r'" [ "$r" = ok ]
+		rm -f $C/stop
+		(while [ ! -e $C/stop ]; do
+			mkdir $s/a/memory.pressure 2>/dev/null || continue
+			rmdir $s/a/memory.pressure 2>/dev/null || { echo "lost: $(ls -d $s/a/memory.pressure 2>&1)"; break; }
+		done) > $C/clash 2>&1 &
+		x=$!
+		m=$(dmesg_mark) n=0 z=0
+		for i in $(seq ${CG_CYCLES:-8}); do
+			r=$(kit write $CGFSPARAM 1)
+			case $r in
+			ok) n=$((n + 1)); kit write $CGFSPARAM 0 > /dev/null ;;
+			EEXIST*) z=$((z + 1)) ;;
+			*) expect "cgroupfs=1 with the clashing cgroup coming and going: '$r', want ok or EEXIST" false ;;
+			esac
+		done
+		touch $C/stop
+		wait $x
+		# the /proc tree's note of such a cgroup, from its work
+		sleep 1
+		dmesg_since $y | grep -e 'cgroupfs=1 refused' -e 'gets no files' >> $EXPECTED
+		expect "the clashing cgroup lost its directory: $(cat $C/clash)" [ ! -s $C/clash ]
+		r=$(sed -n 's/^nr_descendants //p' $s/a/cgroup.stat)
+		i=$(find $s/a -mindepth 1 -type d | wc -l)
+		expect "a/cgroup.stat counts $r descendants, the tree has $i directories" [ "$r" = "$i" ]
+		note "with a cgroup named memory.pressure coming and going: cgroupfs=1 $n times ok, $z times EEXIST"
+		rmdir $s/a/memory.pressure 2>/dev/null
+	fi
 	# the kernel's file opened before cgroupfs=1, read across it
 	[ $CGFS_KERNEL = 1 ] && { kit hold $s/a/b/cpu.pressure 3 > $C/hold0 & x=$!; sleep 1; }
 	m=$(dmesg_mark)
@@ -1307,6 +1351,9 @@ case_cgroupfs() {
 	expect "irq.pressure in $CG without irq=1" [ ! -e $CG/irq.pressure ]
 	mkdir $s/a/new
 	expect "no memory.pressure in a cgroup made after" [ -f $s/a/new/memory.pressure ]
+	r=$(mkdir $s/a/cpu.pressure 2>&1)
+	expect "mkdir of a cgroup named cpu.pressure with the files there: '$r', want File exists" \
+		eval 'echo "$r" | grep -q "File exists"'
 	# owners and modes, as the kernel's: its maker's
 	r=$(stat -c '%a %u:%g' $s/a/b/cpu.pressure)
 	expect "a/b/cpu.pressure mode and owner '$r', want '644 0:0'" [ "$r" = "644 0:0" ]
