@@ -84,10 +84,15 @@ struct psim_cgfs_taken {
 
 enum psim_cgfs_mode { PSIM_CGFS_NONE, PSIM_CGFS_ADDED, PSIM_CGFS_TAKEN };
 
-/* The files, and the functions: under psi_cgroup.c's files lock */
+/*
+ * The files, and the functions (looked up once a load): under
+ * psi_cgroup.c's files lock
+ */
 static struct cftype psim_cgfs_files[PSIM_NR_RES + 1];
 static struct psim_cgfs_taken psim_cgfs_taken[PSIM_IRQ];
+static psim_add_cftypes_fn psim_cgfs_addfn;
 static psim_rm_cftypes_fn psim_cgfs_rm;
+static psim_setattr_fn psim_cgfs_setattr;
 static enum psim_cgfs_mode psim_cgfs_mode;
 
 /* psi_mod's handlers running, for the kernel's files taken back */
@@ -518,8 +523,7 @@ static int psim_cgfs_first_file(struct kprobe *kp, struct pt_regs *regs)
  * cgroup_add_dfl_cftypes() of the @nr files, refused without a change if
  * a cgroup is named like one of them
  */
-static int psim_cgfs_add(psim_add_cftypes_fn add, struct cgroup_subsys *ss,
-			 int nr)
+static int psim_cgfs_add(struct cgroup_subsys *ss, int nr)
 {
 	struct kprobe kp = {
 		.symbol_name = "__kernfs_create_file",
@@ -538,7 +542,7 @@ static int psim_cgfs_add(psim_add_cftypes_fn add, struct cgroup_subsys *ss,
 		WRITE_ONCE(psim_cgfs_adder, NULL);
 		return ret;
 	}
-	ret = add(ss, psim_cgfs_files);
+	ret = psim_cgfs_addfn(ss, psim_cgfs_files);
 	unregister_kprobe(&kp);
 	WRITE_ONCE(psim_cgfs_adder, NULL);
 	if (psim_cgfs_clash) {
@@ -566,8 +570,6 @@ static int psim_cgfs_add(psim_add_cftypes_fn add, struct cgroup_subsys *ss,
 int psim_cgroupfs_up(bool kernel_psi, bool irq)
 {
 	struct cgroup_subsys *ss = NULL;
-	psim_add_cftypes_fn add;
-	psim_setattr_fn setattr;
 	const char *why;
 	int res, ret;
 
@@ -582,10 +584,12 @@ int psim_cgroupfs_up(bool kernel_psi, bool irq)
 		       why);
 		return -EOPNOTSUPP;
 	}
-	add = psim_cgfs_lookup("cgroup_add_dfl_cftypes");
-	psim_cgfs_rm = psim_cgfs_lookup("cgroup_rm_cftypes");
-	setattr = psim_cgfs_lookup("kernfs_setattr");
-	if (!add || !psim_cgfs_rm || !setattr) {
+	if (!psim_cgfs_addfn || !psim_cgfs_rm || !psim_cgfs_setattr) {
+		psim_cgfs_addfn = psim_cgfs_lookup("cgroup_add_dfl_cftypes");
+		psim_cgfs_rm = psim_cgfs_lookup("cgroup_rm_cftypes");
+		psim_cgfs_setattr = psim_cgfs_lookup("kernfs_setattr");
+	}
+	if (!psim_cgfs_addfn || !psim_cgfs_rm || !psim_cgfs_setattr) {
 		pr_err("cgroupfs=1 refused: cgroup_add_dfl_cftypes(), cgroup_rm_cftypes() or kernfs_setattr() not found; the per-cgroup files are in the /proc tree\n");
 		return -ENOENT;
 	}
@@ -602,11 +606,11 @@ int psim_cgroupfs_up(bool kernel_psi, bool irq)
 		cft->poll = psim_cgfs_poll;
 		cft->release = psim_cgfs_release;
 	}
-	ret = psim_cgfs_add(add, ss, res);
+	ret = psim_cgfs_add(ss, res);
 	if (ret)
 		return ret;
 	psim_cgfs_mode = PSIM_CGFS_ADDED;
-	psim_cgfs_chown_all(setattr, res);
+	psim_cgfs_chown_all(psim_cgfs_setattr, res);
 	pr_info("cgroupfs=1: pressure files in every cgroup2 cgroup\n");
 	return 0;
 }

@@ -170,10 +170,12 @@ for k in "${all[@]}"; do
 		boot "$k" "$sfile" "${PSI_VM_TIMEOUT:-$limit}" "$out/$k/mod/psi_mod.ko"
 		# the trigger ABI side by side with the kernel's own files (psi=1,
 		# suite psi1's sbs-trig-abi): the rules differ between 5.10, 6.1
-		# and 6.12, and psi_mod must follow the kernel it runs on
+		# and 6.12, and psi_mod must follow the kernel it runs on; and
+		# cgroupfs=1 refused beside the kernel's own PSI (cgroupfs-refused:
+		# on 5.10 its cftypes are not taken while its PSI is on)
 		case $k in
 		5.10 | 6.12)
-			BOOT_PSI=1 BOOT_CASES=sbs-trig-abi \
+			BOOT_PSI=1 BOOT_CASES=sbs-trig-abi,cgroupfs-refused \
 				boot "$k" "$top/tests/vm/guest/suite-psi1.sh" \
 				"${PSI_VM_TIMEOUT:-300}" "$out/$k/mod/psi_mod.ko" ;;
 		esac

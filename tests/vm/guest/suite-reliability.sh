@@ -339,19 +339,27 @@ case_textpoke() {
 	note "$i cycles of 4 tracepoints + 3 kprobes on and off in $((($(kit now) - t0) / 1000)) ms"
 	expect_dmesg_clean $m
 }
-# --- 6. cgroups=1: N_CGROUPS cgroups made and removed by four streams
-# (nested three deep, a task moved into each deepest one and out) with
-# the module loaded; then N_CGCYCLES rounds of unload, load, enable and
-# cgroups toggled off and on while the streams go on. After each, the groups
-# match the cgroup2 tree line for line, and every group made since the
-# last load was freed but the tree's.
+# --- 6. cgroups=1 cgroupfs=1: N_CGROUPS cgroups made and removed by four
+# streams (nested three deep, a task moved into each deepest one and out)
+# with the module loaded; then N_CGCYCLES rounds of unload, load, enable,
+# cgroupfs and cgroups toggled off and on while the streams go on, readers
+# (uid 65534) on the root's and a storm cgroup's files in cgroupfs all
+# along. After each, the groups match the cgroup2 tree line for line, and
+# every group made since the last load was freed but the tree's; every
+# cgroup has its cgroupfs files after.
 case_cgroups() {
-	local m r i=0 fails=0
+	local m r i=0 fails=0 rd
 	cg_mount || { bad "cannot mount cgroup2 on $CG"; return; }
 	ensure_unloaded || { bad "cannot unload the module first"; return; }
+	# the root's children get the implicit csses cgroupfs=1 needs
+	kit write $CG/cgroup.subtree_control +pids > /dev/null
 	m=$(dmesg_mark)
-	r=$(mod_load cgroups=1)
-	expect "load with cgroups=1: $r" [ "$r" = ok ]
+	r=$(mod_load cgroups=1 cgroupfs=1)
+	expect "load with cgroups=1 cgroupfs=1: $r, cgroupfs $(cat $CGFSPARAM 2>&1)" \
+		eval '[ "$r" = ok ] && [ "$(cat $CGFSPARAM)" = Y ]'
+	mkdir -p $CG/storm1
+	kit readers 2 100000 $CG/memory.pressure $CG/storm1/cpu.pressure > $C/rd &
+	rd=$!
 	load_start
 	cg_storm_start $((N_CGROUPS / 12))
 	cg_storm_wait
@@ -362,19 +370,30 @@ case_cgroups() {
 		i=$((i + 1))
 		[ $((i % 10)) != 0 ] || echo "cgroups: cycle $i at $(cut -d' ' -f1 /proc/uptime)s"
 		r=$(mod_unload) || { bad "cycle $i rmmod: $r"; fails=$((fails + 1)); }
-		r=$(mod_load cgroups=1)
+		r=$(mod_load cgroups=1 cgroupfs=1)
 		[ "$r" = ok ] || { bad "cycle $i insmod: $r"; fails=$((fails + 1)); }
 		r=$(kit write $ENABLE 0)$(kit write $ENABLE 1)
 		[ "$r" = okok ] || { bad "cycle $i enable 0/1: $r"; fails=$((fails + 1)); }
+		r=$(kit write $CGFSPARAM 0)$(kit write $CGFSPARAM 1)
+		[ "$r" = okok ] || { bad "cycle $i cgroupfs 0/1: $r"; fails=$((fails + 1)); }
 		r=$(kit write $CGPARAM 0)$(kit write $CGPARAM 1)
 		[ "$r" = okok ] || { bad "cycle $i cgroups 0/1: $r"; fails=$((fails + 1)); }
 	done
 	cg_storm_stop
 	expect "$i of $N_CGCYCLES unload/load/toggle cycles" [ $i = $N_CGCYCLES ]
 	note "$i unload/load/toggle cycles with $CG_MADE cgroups made and removed meanwhile, $fails failures"
-	mod_loaded || mod_load cgroups=1 > /dev/null
+	mod_loaded || mod_load cgroups=1 cgroupfs=1 > /dev/null
 	cg_check "after the cycles"
+	r=$(find $CG -mindepth 1 -type d | while read -r d; do [ -f $d/cpu.pressure ] || echo $d; done | head -3)
+	expect "cgroups without cpu.pressure after the cycles: '$r'" [ -z "$r" ]
+	kill -TERM $rd 2>/dev/null
+	wait $rd
+	r=$(cat $C/rd)
+	expect "readers of the cgroupfs files across the storm: '$r', want reads, none backwards" \
+		eval 'set -- $r; [ "${2:-0}" -gt 0 ] && [ "${6:-x}" = 0 ]'
+	note "cgroupfs readers: $r"
 	rmdir $CG/storm1 $CG/storm2 $CG/storm3 $CG/storm4
+	kit write $CG/cgroup.subtree_control -pids > /dev/null
 	cg_check "storm cgroups removed"
 	set -- $(debug_line cgroups)
 	expect "groups now ${1:-?}, made ${2:-?} - freed ${3:-?} since the load" [ "${1:-x}" = $((${2:-0} - ${3:-0})) ]
@@ -513,7 +532,7 @@ run_case toggles $((240 * LIM)) case_toggles
 run_case hotplug $((240 * LIM)) case_hotplug
 run_case hold64 $((120 * LIM)) case_hold64
 run_case forkstorm $((180 * LIM)) case_forkstorm
-run_case cgroups $((300 * LIM)) case_cgroups
+run_case cgroups $((420 * LIM)) case_cgroups
 run_case params $((60 * LIM)) case_params
 run_case unpriv $((30 * LIM)) case_unpriv
 run_case fuzz $((120 * LIM)) case_fuzz
