@@ -372,20 +372,25 @@ static struct cftype *psim_cgfs_kernel_cft(int res)
 	return cft;
 }
 
-/* Whether @fn is the kernel's function cgroup_<@res's name><@suffix> */
+/*
+ * Whether @fn is the kernel's function cgroup_<@res's name><@suffix>, or
+ * cgroup<@suffix> with @res negative
+ */
 static bool psim_cgfs_is(void *fn, int res, const char *suffix)
 {
-	const char *name = psim_cgfs_names[res];
 	char sym[KSYM_SYMBOL_LEN], want[KSYM_NAME_LEN];
+	const char *name;
 
 	if (!fn)
 		return false;
 	sprint_symbol_no_offset(sym, (unsigned long)fn);
-	if (res < 0)
+	if (res < 0) {
 		snprintf(want, sizeof(want), "cgroup%s", suffix);
-	else
+	} else {
+		name = psim_cgfs_names[res];
 		snprintf(want, sizeof(want), "cgroup_%.*s%s",
 			 (int)(strchr(name, '.') - name), name, suffix);
+	}
 	return !strcmp(sym, want);
 }
 
