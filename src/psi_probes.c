@@ -400,6 +400,13 @@ static inline void psim_update_wakeup(struct psim_cpu_state *st,
  */
 static struct task_struct *psim_moving;
 
+/*
+ * Words may be grouped (psim_settle()): set once every probe that saw the
+ * groups off has returned, so that no word counts in a group while a
+ * probe that changes it without the groups may still run.
+ */
+static bool psim_settling;
+
 /* One event's time for the groups it changes, read at the first change. */
 struct psim_gclk {
 	u64 now;	/* 0: not read yet */
@@ -524,7 +531,8 @@ static u16 psim_settle(struct psim_pcpu *pc, int cpu, struct task_struct *p,
 {
 	u16 lo = psim_lo(READ_ONCE(*w));
 
-	if ((lo & PSIM_TSK_GROUPED) || READ_ONCE(psim_moving) == p)
+	if ((lo & PSIM_TSK_GROUPED) || READ_ONCE(psim_moving) == p ||
+	    !READ_ONCE(psim_settling))
 		return lo;
 	psim_groups_change(psim_cgroup_of_task(p), cpu, 0, lo & PSIM_TSK_MASK,
 			   k);
@@ -707,10 +715,14 @@ int psim_probes_cgroups(bool on)
 		psim_krp_move_attached = true;
 		WRITE_ONCE(psim_moving, NULL);
 		static_branch_enable(&psim_cgroup_key);
+		/* the probes that saw the key off have returned */
+		synchronize_rcu();
+		WRITE_ONCE(psim_settling, true);
 		return 0;
 	}
 	if (!psim_krp_move_attached)
 		return 0;
+	WRITE_ONCE(psim_settling, false);
 	static_branch_disable(&psim_cgroup_key);
 	unregister_kretprobe(&psim_krp_move);
 	psim_krp_move_attached = false;
