@@ -913,71 +913,83 @@ static __always_inline bool psim_switch_in_curr_grp(struct psim_pcpu *pc,
 
 /* @prev's part, once both tasks qualify: settled, plain sleep or neither. */
 static __always_inline enum psim_switch_kind
-psim_switch_prev_kind(struct task_struct *prev, bool preempt, bool locked)
+psim_switch_prev_kind(struct task_struct *prev, bool preempt, bool locked,
+		      bool tasks)
 {
 	unsigned int state = psim_task_state(prev);
 
 	if (preempt || state == TASK_RUNNING)
 		return PSIM_SW_SETTLED;
-	if ((!locked && !psim_words_in_tasks()) || state == TASK_DEAD ||
+	if ((!locked && !tasks) || state == TASK_DEAD ||
 	    prev->in_iowait || prev == READ_ONCE(psim_avgs_worker))
 		return PSIM_SW_OTHER;
 	return PSIM_SW_SLEEP;
 }
 
+/* Both tasks' words, false for a pid outside the table. */
+static __always_inline bool psim_switch_words(struct task_struct *prev,
+					      struct task_struct *next,
+					      u32 *vp, u32 *vn)
+{
+	/* the task_struct words written out: one static branch, not two */
+	if (psim_words_in_tasks()) {
+		*vp = READ_ONCE(*psim_task_word(prev));
+		*vn = READ_ONCE(*psim_task_word(next));
+		return true;
+	}
+	return psim_word_val(prev, vp) && psim_word_val(next, vn);
+}
+
 /*
  * Inlined in its callers: a call would save registers the quick paths need.
- * With @groups, two tasks below the root cgroup are PSIM_SW_NESTED: the
- * look-up of their groups is the caller's (psim_switch_nested_kind()), so
- * that the root cgroup's switches pay for none of its registers.
+ * With @groups, both tasks in the root cgroup (PSIM_TSK_TOPCG) are in no
+ * group and need no look-up: ->curr_grp is NULL while the CPU's task is
+ * one of the root's, since a move that changes that task's word or group
+ * sets it anew under the lock (psim_move()). Any other two words are
+ * PSIM_SW_NESTED, told by the caller (psim_switch_nested_kind()), so that
+ * the root cgroup's switches pay for none of its registers.
  */
 static __always_inline enum psim_switch_kind
 psim_switch_kind(struct psim_pcpu *pc, struct task_struct *prev,
 		 struct task_struct *next, bool preempt, bool locked,
-		 bool groups)
+		 bool groups, bool tasks)
 {
-	u32 vp, vn;
+	u32 vp, vn, run;
 
 	if (!prev->pid || !next->pid || !pc->st.oncpu || pc->st.curr_memstall)
 		return PSIM_SW_OTHER;
-	/* the task_struct words written out: one static branch, not two */
-	if (psim_words_in_tasks()) {
-		vp = READ_ONCE(*psim_task_word(prev));
-		vn = READ_ONCE(*psim_task_word(next));
-	} else if (!psim_word_val(prev, &vp) || !psim_word_val(next, &vn)) {
-		return PSIM_SW_OTHER;
+	run = psim_word_running(pc, groups) | (groups ? PSIM_TSK_TOPCG : 0);
+	/* with the words in task_struct, each tested as read: fewer registers */
+	if (tasks) {
+		if (READ_ONCE(*psim_task_word(prev)) != run ||
+		    READ_ONCE(*psim_task_word(next)) != run)
+			goto other;
+	} else if (!psim_switch_words(prev, next, &vp, &vn) || vp != run ||
+		   vn != run) {
+		goto other;
 	}
-	if (!groups) {
-		if (vp != psim_word_running(pc, false) ||
-		    vn != psim_word_running(pc, false))
-			return PSIM_SW_OTHER;
-		return psim_switch_prev_kind(prev, preempt, locked);
-	}
-	/*
-	 * What differs from the running word (which has no PSIM_TSK_TOPCG)
-	 * may be that bit only. Both in the groups of the CPU's task, which
-	 * stay on it; both in the root cgroup is in no group, without a
-	 * look-up.
-	 */
-	vp ^= psim_word_running(pc, true);
-	vn ^= psim_word_running(pc, true);
-	if ((vp | vn) & ~PSIM_TSK_TOPCG)
-		return PSIM_SW_OTHER;
-	if (!(vp & vn))
-		return PSIM_SW_NESTED;
-	if (READ_ONCE(pc->curr_grp))
-		return PSIM_SW_OTHER;
-	return psim_switch_prev_kind(prev, preempt, locked);
+	return psim_switch_prev_kind(prev, preempt, locked, tasks);
+other:
+	return groups ? PSIM_SW_NESTED : PSIM_SW_OTHER;
 }
 
-/* PSIM_SW_NESTED told: the groups looked up, then @prev's part. */
+/*
+ * PSIM_SW_NESTED: both words grouped and running here, and both tasks in
+ * the groups of the CPU's task (looked up), then @prev's part.
+ */
 static __always_inline enum psim_switch_kind
 psim_switch_nested_kind(struct psim_pcpu *pc, struct task_struct *prev,
 			struct task_struct *next, bool preempt, bool locked)
 {
-	if (!psim_switch_in_curr_grp(pc, prev, next))
+	u32 vp, vn, run = psim_word_running(pc, true);
+
+	/* what differs from the running word may be PSIM_TSK_TOPCG only */
+	if (!psim_switch_words(prev, next, &vp, &vn) ||
+	    (((vp ^ run) | (vn ^ run)) & ~PSIM_TSK_TOPCG) ||
+	    !psim_switch_in_curr_grp(pc, prev, next))
 		return PSIM_SW_OTHER;
-	return psim_switch_prev_kind(prev, preempt, locked);
+	return psim_switch_prev_kind(prev, preempt, locked,
+				     psim_words_in_tasks());
 }
 
 /*
@@ -994,11 +1006,14 @@ static noinline void psim_groups_sleep(struct psim_pcpu *pc)
 
 /*
  * The plain sleep of psim_switch_kind() with @pc locked, @wp @prev's word:
- * what psim_switch_locked() would do for it, in short. Inlined in its three
- * callers, whose registers are saved already.
+ * what psim_switch_locked() would do for it, in short. Inlined in its
+ * callers, whose registers are saved already. @grp: @prev may count in
+ * groups below the root, those of the CPU's task (->curr_grp); without it
+ * @prev counts in none (in the root cgroup, or no word is grouped yet).
  */
 static __always_inline void psim_sleep_commit(struct psim_pcpu *pc,
-					      unsigned int cpu, u32 *wp)
+					      unsigned int cpu, u32 *wp,
+					      bool grp)
 {
 	bool keep = psim_run_dec_keeps_mask(&pc->st);
 
@@ -1006,20 +1021,23 @@ static __always_inline void psim_sleep_commit(struct psim_pcpu *pc,
 	psim_cpu_counts(&pc->st, PSIM_TSK_RUNNING, 0);
 	if (!keep)
 		psim_update(&pc->st, cpu);
-	if (psim_groups_on() && pc->curr_grp)
+	if (grp && pc->curr_grp)
 		psim_groups_sleep(pc);
 }
 
 /*
  * The plain sleep of this CPU's current task, told before the lock (words
- * in task_struct; ->curr already set). Out of line, as psim_switch_locked(),
- * and it keeps only @pc across the lock: @prev is current until the switch
+ * in task_struct; ->curr already set), without the groups: no word is
+ * grouped until every probe that saw them off has returned
+ * (psim_probes_cgroups()). Out of line, as psim_switch_locked(), and it
+ * keeps only @pc across the lock: @prev is current until the switch
  * itself, and its word and the CPU are found again from there.
  */
 static noinline void psim_switch_sleep(struct psim_pcpu *pc)
 {
 	psim_lock(pc);
-	psim_sleep_commit(pc, smp_processor_id(), psim_task_word(current));
+	psim_sleep_commit(pc, smp_processor_id(), psim_task_word(current),
+			  false);
 	psim_unlock(pc);
 	psim_wake_clock();
 }
@@ -1061,12 +1079,14 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 	if (groups || !psim_words_in_tasks()) {
 		enum psim_switch_kind kind;
 
-		kind = psim_switch_kind(pc, prev, next, preempt, true, groups);
+		kind = psim_switch_kind(pc, prev, next, preempt, true, groups,
+					false);
 		if (kind == PSIM_SW_NESTED)
 			kind = psim_switch_nested_kind(pc, prev, next, preempt,
 						       true);
 		if (kind == PSIM_SW_SLEEP) {
-			psim_sleep_commit(pc, cpu, psim_word_peek(prev));
+			psim_sleep_commit(pc, cpu, psim_word_peek(prev),
+					  groups);
 			WRITE_ONCE(pc->curr, next->pid);
 			psim_unlock(pc);
 			psim_wake_clock();
@@ -1163,11 +1183,14 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 
 /*
  * The plain sleep of psim_switch_grouped(), committed if no move came since
- * its test. As psim_switch_sleep(), it keeps little across the lock: @prev
- * is current until the switch itself, and the CPU is this one.
+ * its test: then ->curr_grp and @prev's word are as tested, and @nested
+ * says whether @prev counts in groups (those of ->curr_grp) or in the root
+ * cgroup only. As psim_switch_sleep(), it keeps little across the lock:
+ * @prev is current until the switch itself, and the CPU is this one.
  */
-static noinline void psim_switch_grouped_sleep(struct psim_pcpu *pc,
-					       struct task_struct *next)
+static __always_inline void psim_grouped_sleep(struct psim_pcpu *pc,
+					       struct task_struct *next,
+					       bool nested)
 {
 	struct task_struct *prev = current;
 
@@ -1177,10 +1200,22 @@ static noinline void psim_switch_grouped_sleep(struct psim_pcpu *pc,
 		psim_switch_locked(pc, smp_processor_id(), false, prev, next);
 		return;
 	}
-	psim_sleep_commit(pc, smp_processor_id(), psim_task_word(prev));
+	psim_sleep_commit(pc, smp_processor_id(), psim_task_word(prev), nested);
 	WRITE_ONCE(pc->curr, next->pid);
 	psim_unlock(pc);
 	psim_wake_clock();
+}
+
+static noinline void psim_switch_root_sleep(struct psim_pcpu *pc,
+					    struct task_struct *next)
+{
+	psim_grouped_sleep(pc, next, false);
+}
+
+static noinline void psim_switch_nested_sleep(struct psim_pcpu *pc,
+					      struct task_struct *next)
+{
+	psim_grouped_sleep(pc, next, true);
 }
 
 /*
@@ -1198,7 +1233,8 @@ static __always_inline void psim_switch_grouped_kind(struct psim_pcpu *pc,
 						     bool preempt,
 						     struct task_struct *prev,
 						     struct task_struct *next,
-						     enum psim_switch_kind kind)
+						     enum psim_switch_kind kind,
+						     bool nested)
 {
 	pid_t curr = prev->pid;
 
@@ -1208,7 +1244,10 @@ static __always_inline void psim_switch_grouped_kind(struct psim_pcpu *pc,
 			return;
 		break;
 	case PSIM_SW_SLEEP:
-		psim_switch_grouped_sleep(pc, next);
+		if (nested)
+			psim_switch_nested_sleep(pc, next);
+		else
+			psim_switch_root_sleep(pc, next);
 		return;
 	default:
 		break;
@@ -1223,37 +1262,32 @@ static noinline void psim_switch_nested(struct psim_pcpu *pc, bool preempt,
 {
 	psim_switch_grouped_kind(pc, preempt, prev, next,
 				 psim_switch_nested_kind(pc, prev, next,
-							 preempt, false));
+							 preempt, false),
+				 true);
 }
 
 /*
- * The CPU is found again on the locked way rather than kept in a register
+ * A switch, the words in task_struct (@tasks) or anywhere: inlined, and
+ * the CPU found again on the locked way rather than kept in a register
  * across the test.
  */
-static __always_inline void psim_switch_grouped(struct psim_pcpu *pc,
-						bool preempt,
-						struct task_struct *prev,
-						struct task_struct *next)
+static __always_inline void psim_switch(struct psim_pcpu *pc, bool preempt,
+					struct task_struct *prev,
+					struct task_struct *next, bool tasks)
 {
 	enum psim_switch_kind kind;
 
-	kind = psim_switch_kind(pc, prev, next, preempt, false, true);
-	if (kind == PSIM_SW_NESTED) {
-		psim_switch_nested(pc, preempt, prev, next);
-		return;
-	}
-	psim_switch_grouped_kind(pc, preempt, prev, next, kind);
-}
-
-static void psim_probe_switch(PSIM_SWITCH_PROTO)
-{
-	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
-
 	if (psim_groups_on()) {
-		psim_switch_grouped(pc, preempt, prev, next);
+		kind = psim_switch_kind(pc, prev, next, preempt, false, true,
+					tasks);
+		if (kind == PSIM_SW_NESTED)
+			psim_switch_nested(pc, preempt, prev, next);
+		else
+			psim_switch_grouped_kind(pc, preempt, prev, next, kind,
+						 false);
 		return;
 	}
-	switch (psim_switch_kind(pc, prev, next, preempt, false, false)) {
+	switch (psim_switch_kind(pc, prev, next, preempt, false, false, tasks)) {
 	case PSIM_SW_SETTLED:
 		WRITE_ONCE(pc->curr, next->pid);
 		break;
@@ -1264,6 +1298,25 @@ static void psim_probe_switch(PSIM_SWITCH_PROTO)
 	default:
 		psim_switch_locked(pc, smp_processor_id(), preempt, prev, next);
 	}
+}
+
+/* The words in the pid table: out of line, its registers its own. */
+static noinline void psim_switch_table(struct psim_pcpu *pc, bool preempt,
+				       struct task_struct *prev,
+				       struct task_struct *next)
+{
+	psim_switch(pc, preempt, prev, next, false);
+}
+
+static void psim_probe_switch(PSIM_SWITCH_PROTO)
+{
+	struct psim_pcpu *pc = this_cpu_ptr(&psim_pcpu);
+
+	if (!psim_words_in_tasks()) {
+		psim_switch_table(pc, preempt, prev, next);
+		return;
+	}
+	psim_switch(pc, preempt, prev, next, true);
 }
 
 /*

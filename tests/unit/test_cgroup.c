@@ -752,6 +752,40 @@ static void cgroup_move_mid_sleep(void)
 	acct_stop();
 }
 
+/*
+ * The plain sleep of a root-cgroup task with a root-cgroup task waiting:
+ * r1 on CPU 0 blocks, and as the switch takes the lock, after its test,
+ * another CPU moves r2, the next, into cgroup 13. The sleep must go the
+ * locked way (a second lock), so that r2 counts as on the CPU in 13:
+ * 13 then has nothing waiting.
+ */
+static void cgroup_root_sleep_move(void)
+{
+	const u64 S = 1000000000ULL;
+	struct task_struct *r1, *r2;
+
+	acct_start();
+	r1 = acct_task(0, 101, -1);
+	r2 = acct_task(1, 102, -1);
+	kmod_wake(0, r2);
+	kmod_run(0, r1);
+	race_b = r2;
+	sleep_locks = 0;
+	shim_lock_hook = move_at_lock;
+	kmod_sleep(0, false, r2);
+	shim_lock_hook = NULL;
+	TU_CHECK(r2->cgroups == &cs[3], "r2 not moved");
+	shim_now += S;
+	TU_EQ(group_total(3, PSIM_CPU, 0), 0);
+	TU_EQ(group_total(3, PSIM_CPU, 1), 0);
+#ifdef SHIM_CONFIG_PSI
+	TU_EQ(sleep_locks, 2);
+#else
+	TU_EQ(sleep_locks, 1);
+#endif
+	acct_stop();
+}
+
 static int locks_taken;
 
 static void count_lock(raw_spinlock_t *l, const char *func)
@@ -831,6 +865,7 @@ int main(void)
 	TU_RUN(cgroup_accounting);
 	TU_RUN(cgroup_move_mid_switch);
 	TU_RUN(cgroup_move_mid_sleep);
+	TU_RUN(cgroup_root_sleep_move);
 	TU_RUN(cgroup_top_tasks);
 	return tu_exit();
 }
