@@ -114,16 +114,23 @@ static const char * const psim_cgfs_names[PSIM_NR_RES] = {
 	[PSIM_CPU] = "cpu.pressure", [PSIM_IRQ] = "irq.pressure",
 };
 
+/* @of's record or NULL, with psim_cgfs_lock held */
+static struct psim_cgfs_open *psim_cgfs_open_of(struct kernfs_open_file *of)
+{
+	struct psim_cgfs_open *o;
+
+	hash_for_each_possible(psim_cgfs_opens, o, node, (unsigned long)of)
+		if (o->of == of)
+			return o;
+	return NULL;
+}
+
 static struct psim_cgfs_open *psim_cgfs_find(struct kernfs_open_file *of)
 {
 	struct psim_cgfs_open *o;
 
 	spin_lock(&psim_cgfs_lock);
-	hash_for_each_possible(psim_cgfs_opens, o, node, (unsigned long)of)
-		if (o->of == of)
-			goto out;
-	o = NULL;
-out:
+	o = psim_cgfs_open_of(of);
 	spin_unlock(&psim_cgfs_lock);
 	return o;
 }
@@ -231,10 +238,7 @@ static struct psim_cgfs_open *psim_cgfs_unhash(struct kernfs_open_file *of)
 
 	spin_lock(&psim_cgfs_lock);
 	if (of) {
-		hash_for_each_possible(psim_cgfs_opens, o, node,
-				       (unsigned long)of)
-			if (o->of == of)
-				break;
+		o = psim_cgfs_open_of(of);
 	} else {
 		hash_for_each(psim_cgfs_opens, bkt, o, node)
 			break;
