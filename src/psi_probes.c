@@ -433,8 +433,9 @@ static inline struct psim_cpu_state *psim_gst(struct psim_cgroup *g, int cpu)
  * before the period's start charges nothing: the wakeup rule) and keeps
  * the group's averaging going, as the kernel's psi_group_change().
  */
-static void psim_group_update(struct psim_cgroup *g, struct psim_cpu_state *st,
-			      int cpu, struct psim_gclk *k)
+static __always_inline void psim_group_update(struct psim_cgroup *g,
+					      struct psim_cpu_state *st,
+					      int cpu, struct psim_gclk *k)
 {
 	u32 mask;
 
