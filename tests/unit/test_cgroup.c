@@ -752,6 +752,16 @@ static void cgroup_move_mid_sleep(void)
 	acct_stop();
 }
 
+/* Two tasks of the root cgroup on CPU 0: *@r1 runs, *@r2 waits. */
+static void root_pair(struct task_struct **r1, struct task_struct **r2)
+{
+	acct_start();
+	*r1 = acct_task(0, 101, -1);
+	*r2 = acct_task(1, 102, -1);
+	kmod_wake(0, *r2);
+	kmod_run(0, *r1);
+}
+
 /*
  * The plain sleep of a root-cgroup task with a root-cgroup task waiting:
  * r1 on CPU 0 blocks, and as the switch takes the lock, after its test,
@@ -764,11 +774,7 @@ static void cgroup_root_sleep_move(void)
 	const u64 S = 1000000000ULL;
 	struct task_struct *r1, *r2;
 
-	acct_start();
-	r1 = acct_task(0, 101, -1);
-	r2 = acct_task(1, 102, -1);
-	kmod_wake(0, r2);
-	kmod_run(0, r1);
+	root_pair(&r1, &r2);
 	race_b = r2;
 	sleep_locks = 0;
 	shim_lock_hook = move_at_lock;
@@ -816,11 +822,7 @@ static void cgroup_top_tasks(void)
 	const u64 S = 1000000000ULL;
 	struct task_struct *r1, *r2;
 
-	acct_start();
-	r1 = acct_task(0, 101, -1);
-	r2 = acct_task(1, 102, -1);
-	kmod_wake(0, r2);
-	kmod_run(0, r1);
+	root_pair(&r1, &r2);
 	TU_CHECK(switch_lockless(r2), "root to root: not the settled switch");
 	TU_CHECK(switch_lockless(r1), "root to root: not the settled switch");
 	shim_now += S;
