@@ -806,8 +806,7 @@ cg_clock_dir() { case $1 in cpu:full) echo 1 ;; *) clock_dir $1 ;; esac; }
 # A and B (or from zero if DIR is not in A: made between them), within
 # the accuracy target (total_verdict); the cgroup's depth adds
 # CLOCK_ORDER_LEVEL_US per wakeup and level to the clock-read allowance;
-# noted per DIR: the totals of the resources in CG_SBS_NOTE (default cpu);
-# those in CG_SBS_RECORD are noted only, not checked
+# noted per DIR: the totals of the resources in CG_SBS_NOTE (default cpu)
 cg_sbs() {
 	local a=$1 b=$2 wall=$3 wk=$4 label=$5 d r k kf mf dk dm lvl v sum
 	shift 5
@@ -831,7 +830,6 @@ cg_sbs() {
 				case " ${CG_SBS_NOTE:-cpu} " in
 				*" $r "*) sum="$sum $r $k kernel+${dk}us psi_mod+${dm}us" ;;
 				esac
-				case " ${CG_SBS_RECORD:-} " in *" $r "*) continue ;; esac
 				v=$(CLOCK_ORDER_US=$((CLOCK_ORDER_US + lvl * CLOCK_ORDER_LEVEL_US)) \
 					total_verdict "$dk" "$dm" "$wall" "$wk" "$(cg_clock_dir $r:$k)")
 				expect "$label ${d#$CG/} $r $k: psi_mod +${dm}us vs kernel +${dk}us in ${wall}us (target ${v#* }us, $wk wakeups, depth $lvl)" \
@@ -849,13 +847,12 @@ cg_sbs() {
 # its reclaim, and the penalty it sleeps over the limit, are memory stalls
 # charged to that cgroup), a spinner on CPU 0 in a third (cpu); every
 # group's cpu, io and memory totals against the kernel's cgroup files over
-# the reader's 10 s (cg_sbs), cpu recorded only: the io groups' cpu some
-# (a reader's wait from each wakeup to its switch) is read later by
-# psi_mod than the kernel's, by more than the clock-read allowance where
-# the groups are found by id beside the kernel's PSI (docs/accuracy.md,
-# "Per cgroup side by side"); sbs-cgroup and sbs-cgroup-threads check
-# cpu per cgroup. The compare suite runs it, alone on the host: with
-# another guest beside it the io rows missed too (docs/accuracy.md).
+# the reader's 10 s (cg_sbs): the io groups' cpu some is the reader's wait
+# from each wakeup to its switch, read by psi_mod after the kernel's PSI
+# has done its work at the switch (the clock-read allowance per wakeup and
+# level, docs/accuracy.md, "Per cgroup side by side"). The compare suite
+# runs it, alone on the host: with another guest beside it the io rows
+# missed too (docs/accuracy.md).
 case_cgroup_iomem() {
 	local s=$CG/sbm d r wall ca cb p files dk
 	cg_begin || return
@@ -890,8 +887,7 @@ case_cgroup_iomem() {
 	expect "kernel's io/r io some grew ${dk}us: no io stall ($(cat $C/dio))" igt "${dk:-0}" 0
 	dk=$(snap_delta $C/a $C/b $s/mem/hog/memory.pressure some)
 	expect "kernel's mem/hog memory some grew ${dk}us: no memory stall" igt "${dk:-0}" 0
-	# cpu: recorded (see the comment above)
-	CG_SBS_NOTE="cpu io memory" CG_SBS_RECORD=cpu cg_sbs $C/a $C/b $wall $(((cb - ca) / 2)) iomem \
+	CG_SBS_NOTE="cpu io memory" cg_sbs $C/a $C/b $wall $(((cb - ca) / 2)) iomem \
 		$s $s/io $s/io/r $s/mem $s/mem/hog $s/cpu
 	note "$(cat $C/dio)"
 	rmdir $s/mem/hog $s/mem $s/io/r $s/io $s/cpu $s
