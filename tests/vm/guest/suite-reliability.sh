@@ -31,7 +31,7 @@ counts_short() { N_LOAD=50 N_TOGGLE=200 N_HOTPLUG=20 N_OFFLOAD=3 N_HOLD=1 N_FORK
 counts_full() { N_LOAD=500 N_TOGGLE=1000 N_HOTPLUG=100 N_OFFLOAD=10 N_HOLD=3 N_FORKLOAD=100 N_CGROUPS=12000 N_CGCYCLES=100 N_FUZZ=100000; }
 case $RELI_MODE in
 short) counts_short; LIM=1 ;;
-debug) counts_full; N_LOAD=200 N_FORKLOAD=50 N_CGCYCLES=50 LIM=8 ;;
+debug) counts_full; N_LOAD=200 N_FORKLOAD=50 N_CGCYCLES=20 LIM=8 ;;
 *) counts_full; LIM=4 ;;
 esac
 # psitest.counts=short (reliability.sh --debug-short): the short counts on
