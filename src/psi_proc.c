@@ -29,7 +29,9 @@
 #include <linux/seq_file.h>
 #include <linux/poll.h>
 #include <linux/printk.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
+#include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 
 #include "psi_mod.h"
@@ -558,6 +560,8 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 	struct psim_aggregate_debug ag;
 	struct psim_triggers_debug tr;
 	struct psim_cgroups_debug cg;
+	unsigned long flags;
+	u64 sc, kt;
 	int cpu, i;
 
 	for_each_possible_cpu(cpu) {
@@ -604,6 +608,16 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 	/* the latest run after the jiffy its timer was set for, over runs */
 	seq_printf(m, "avgs_late_max_jiffies %lu\n", ag.late_max);
 	seq_printf(m, "avgs_late_runs %lu\n", ag.late_runs);
+	/*
+	 * sched_clock(), the averaging grid's clock, and ktime, the timers',
+	 * read together (ns), as the scheduler's debug file shows them: their
+	 * drift bounds a fold's lag on kernels without that file
+	 */
+	local_irq_save(flags);
+	kt = ktime_get_ns();
+	sc = sched_clock();
+	local_irq_restore(flags);
+	seq_printf(m, "clocks_ns %llu %llu\n", sc, kt);
 	/* the latest PSIM_NR_LAGS of them, oldest first */
 	seq_puts(m, "avgs_lags_us");
 	for (i = 0; i < PSIM_NR_LAGS && i < ag.lag_folds; i++)
