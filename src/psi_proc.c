@@ -610,8 +610,7 @@ static int psim_debug_state_show(struct seq_file *m, void *v)
 	seq_printf(m, "avgs_late_runs %lu\n", ag.late_runs);
 	/*
 	 * sched_clock(), the averaging grid's clock, and ktime, the timers',
-	 * read together (ns), as the scheduler's debug file shows them: their
-	 * drift bounds a fold's lag on kernels without that file
+	 * read together (ns): their drift bounds a fold's lag
 	 */
 	local_irq_save(flags);
 	kt = ktime_get_ns();

@@ -51,17 +51,9 @@ case_worklag() {
 	note "$runs runs, the latest $late jiffies after its timer's (limit $lim, HZ $hz); $folds folds the work set, the latest $lag us after its grid point (limit $glim): $(awk '$1 == "avgs_lags_us"' /sys/kernel/debug/psi_mod/state); set by a task change: $(debug_val avgs_restarts); sched_clk and ktime (ms) $c0 -> $c1, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 }
 
-# sched_clock and ktime in ms, as the scheduler's debug file shows them,
-# or psi_mod's debug view where the kernel has no such file
-# (CONFIG_SCHED_DEBUG unset).
+# sched_clock and ktime in ms, read together by psi_mod's debug view (the
+# scheduler's debug file has them too, but not without CONFIG_SCHED_DEBUG).
 sched_clocks() {
-	local f=/sys/kernel/debug/sched/debug
-	[ -r $f ] || f=/proc/sched_debug
-	if [ -r $f ]; then
-		awk '$1 == "sched_clk" { s = $3 } $1 == "ktime" { k = $3 }
-		     END { print s, k }' $f
-		return
-	fi
 	awk '$1 == "clocks_ns" { printf "%.6f %.6f\n", $2 / 1e6, $3 / 1e6 }' \
 		/sys/kernel/debug/psi_mod/state
 }
