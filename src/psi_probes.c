@@ -1061,14 +1061,17 @@ static noinline void psim_switch_locked(struct psim_pcpu *pc,
 	u16 nw = 0;
 	/*
 	 * A switch to or from the idle task changes the CPU's state (almost
-	 * always), and with the groups one that comes this way changes the
-	 * state of a group (almost always): its time is read first, as near
-	 * as a probe gets to the kernel's PSI, which reads its clock just
-	 * before the tracepoint (psi_task_switch()), and not after the lock,
-	 * the counts and the groups' look-ups. An update under the lock
-	 * meanwhile with a later time keeps its start (psim_record_times()).
+	 * always), so does a sleep in iowait (io some begins, unless another
+	 * task on this CPU sleeps in iowait already), and with the groups a
+	 * switch that comes this way changes the state of a group (almost
+	 * always): its time is read first, as near as a probe gets to the
+	 * kernel's PSI, which reads its clock just before the tracepoint
+	 * (psi_task_switch()), and not after the lock, the words, the counts
+	 * and the groups' look-ups. An update under the lock meanwhile with a
+	 * later time keeps its start (psim_record_times()).
 	 */
-	u64 now = (groups || !prev->pid || !next->pid) ? cpu_clock(cpu) : 0;
+	u64 now = (groups || !prev->pid || !next->pid ||
+		   (!preempt && prev->in_iowait)) ? cpu_clock(cpu) : 0;
 
 	k.now = now;
 	k.queued = 0;

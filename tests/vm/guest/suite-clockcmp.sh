@@ -7,7 +7,8 @@
 # reader pinned to cpu 1, as compare's io-read), nap (a 2 ms sleeper
 # pinned to cpu 1, compare's nap), nap-cg (the same four cgroup levels
 # down, compare's nap-cg) and io-read-busy0 (io-read with a spinner on
-# cpu 0: both CPUs non-idle, so the system-wide totals weigh them 1:1).
+# cpu 0: both CPUs non-idle, so the system-wide totals weigh them 1:1)
+# and mixed (psi1's sbs-mixed: the reader unpinned among four spinners, two pinned to each CPU).
 DUR=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.dur=//p')
 DUR=${DUR:-10}
 WLS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.cc_wl=//p' | tr ',' ' ')
@@ -33,7 +34,7 @@ out "psi_system $PS psim_pcpu $PP offsets $OFFS"
 sleep 3
 for wl in $WLS; do
 	case $wl in
-	io-read|io-read-busy0) cmd="dio read /dev/vda" ;;
+	io-read|io-read-busy0|mixed) cmd="dio read /dev/vda" ;;
 	nap) cmd="cmpw nap 2000" ;;
 	nap-cg) cmd="cmpw nap 2000"
 		mkdir -p /sys/fs/cgroup
@@ -46,7 +47,10 @@ for wl in $WLS; do
 		taskset -c 0 spin $((DUR + 2)) &
 		spid=$!
 	fi
-	if [ $wl = nap-cg ]; then
+	if [ $wl = mixed ]; then
+		for i in 0 1 2 3; do taskset -c $((i % 2)) spin $((DUR + 2)) & spid="$spid $!"; done
+		sh -c "exec $cmd $((DUR + 2))" > /tmp/wl.out 2>&1 &
+	elif [ $wl = nap-cg ]; then
 		sh -c "echo \$\$ > /sys/fs/cgroup/a/b/c/d/cgroup.procs && exec taskset -c 1 $cmd $((DUR + 2))" > /tmp/wl.out 2>&1 &
 	else
 		taskset -c 1 $cmd $((DUR + 2)) > /tmp/wl.out 2>&1 &
