@@ -88,9 +88,9 @@ lane() {
 # sleeper among spinners, whose vCPUs never idle, so that the host
 # preempts them, and a stop between the kernel's clock read and psi_mod's
 # at an io wait's start or end shortens psi_mod's io some by the stop
-# (docs/accuracy.md, "Under a loaded host"). The background lanes' output is in
-# build/check-<lane>.log while they run and is added to this log, in
-# full, when the foreground is done.
+# (docs/accuracy.md, "Under a loaded host"). The background lanes' output
+# is in build/check-<lane>.log while they run and is added to this log,
+# in full, when the foreground is done.
 VM_TIMED=worklag,irq,sbs-mixed
 fg=() bg=() quiet=()
 if [ "${PSI_CHECK_PARALLEL:-1}" != 0 ] && [ "$(nproc)" -ge 2 ]; then

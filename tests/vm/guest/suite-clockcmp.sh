@@ -8,7 +8,8 @@
 # pinned to cpu 1, compare's nap), nap-cg (the same four cgroup levels
 # down, compare's nap-cg) and io-read-busy0 (io-read with a spinner on
 # cpu 0: both CPUs non-idle, so the system-wide totals weigh them 1:1)
-# and mixed (psi1's sbs-mixed: the reader unpinned among four spinners, two pinned to each CPU).
+# and mixed (psi1's sbs-mixed: the reader unpinned among four spinners,
+# two pinned to each CPU).
 DUR=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.dur=//p')
 DUR=${DUR:-10}
 WLS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^psitest.cc_wl=//p' | tr ',' ' ')
@@ -49,7 +50,7 @@ for wl in $WLS; do
 	fi
 	if [ $wl = mixed ]; then
 		for i in 0 1 2 3; do taskset -c $((i % 2)) spin $((DUR + 2)) & spid="$spid $!"; done
-		sh -c "exec $cmd $((DUR + 2))" > /tmp/wl.out 2>&1 &
+		$cmd $((DUR + 2)) > /tmp/wl.out 2>&1 &
 	elif [ $wl = nap-cg ]; then
 		sh -c "echo \$\$ > /sys/fs/cgroup/a/b/c/d/cgroup.procs && exec taskset -c 1 $cmd $((DUR + 2))" > /tmp/wl.out 2>&1 &
 	else
