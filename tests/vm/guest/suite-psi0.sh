@@ -473,7 +473,7 @@ ipis() { awk -v k="$1:" '$1 == k { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) 
 # The loop and that thread run on cpu0 and a spinner keeps cpu1 busy: a
 # CPU that idles beside a busy one gets function-call IPIs from the
 # scheduler itself (the tick's kicks of the NOHZ idle balancer,
-# nohz_balancer_kick(), several a millisecond on a slow kernel; wakeups
+# nohz_balancer_kick(); wakeups
 # queued to it), which are not the module's.
 poll_pid() { grep -ls '^psi_mod_poll$' /proc/[0-9]*/comm 2>/dev/null | head -1 | cut -d/ -f3; }
 case_trig_ipi() {
